@@ -1,0 +1,82 @@
+/**
+ * The contract's error table, defined once: every expected failure is a
+ * `PetStoreError` carrying one of these codes, and the HTTP status comes from here.
+ */
+export const ERRORS = {
+  invalid_body: { status: 400, message: "The request body is not a valid NewPet." },
+  malformed_json: { status: 400, message: "The request body is not valid JSON." },
+  invalid_query: { status: 400, message: "The query string is invalid." },
+  invalid_pet_id: {
+    status: 400,
+    message: "petId must be a decimal integer from 1 to 9007199254740991.",
+  },
+  unauthorized: { status: 401, message: "A valid API key is required." },
+  pet_not_found: { status: 404, message: "No pet has this id." },
+  not_found: { status: 404, message: "No such route." },
+  method_not_allowed: { status: 405, message: "This method is not allowed on this path." },
+  payload_too_large: { status: 413, message: "The request body is too large." },
+  unsupported_media_type: {
+    status: 415,
+    message: "The request body must be sent as application/json.",
+  },
+  internal_error: { status: 500, message: "An unexpected error occurred." },
+  storage_unavailable: {
+    status: 503,
+    message: "The storage backend is unavailable. Try again shortly.",
+  },
+} as const satisfies Record<string, { status: number; message: string }>;
+
+export type ErrorCode = keyof typeof ERRORS;
+
+/** One invalid field of a request, as reported in `details`. */
+export interface ErrorDetail {
+  path: string;
+  message: string;
+}
+
+/** The spec's Error body. */
+export interface ErrorBody {
+  code: ErrorCode;
+  message: string;
+  status: number;
+  details?: ErrorDetail[];
+}
+
+/**
+ * The one error class for expected failures. `code` is from the contract's table.
+ * `cause` (never sent to clients) keeps the underlying error for logs.
+ *
+ * @example
+ *   try { await store.getPet(7) } catch (e) { if (isPetStoreError(e, "pet_not_found")) ... }
+ */
+export class PetStoreError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly details: ErrorDetail[] | undefined;
+
+  constructor(code: ErrorCode, message?: string, options?: { details?: ErrorDetail[]; cause?: unknown }) {
+    super(message ?? ERRORS[code].message, options?.cause === undefined ? undefined : { cause: options.cause });
+    this.name = "PetStoreError";
+    this.code = code;
+    this.status = ERRORS[code].status;
+    this.details = options?.details;
+  }
+
+  /** The JSON body sent to clients: code, message, status and (for validation) details. */
+  toJSON(): ErrorBody {
+    const body: ErrorBody = { code: this.code, message: this.message, status: this.status };
+    if (this.details !== undefined) body.details = this.details;
+    return body;
+  }
+}
+
+/** True when `error` is a PetStoreError (optionally with the given code). */
+export function isPetStoreError(error: unknown, code?: ErrorCode): error is PetStoreError {
+  return error instanceof PetStoreError && (code === undefined || error.code === code);
+}
+
+/** Marks a failure of the storage backend: reported as 503 storage_unavailable. */
+export function storageUnavailable(cause: unknown): PetStoreError {
+  if (isPetStoreError(cause)) return cause;
+  return new PetStoreError("storage_unavailable", undefined, { cause });
+}

@@ -1,0 +1,293 @@
+/**
+ * The HTTP-neutral handler: one request in, one response out, for the whole HTTP contract
+ * (routing, auth, content checks, operations, headers). It never rejects: every input,
+ * however hostile, resolves to a response. Adapters only copy requests in and answers out.
+ */
+import { randomUUID } from "node:crypto";
+import type { VerifyToken } from "./auth.ts";
+import { readBearer } from "./auth.ts";
+
+import { isPetStoreError, PetStoreError } from "./errors.ts";
+import type { Operations, PetPage } from "./operations.ts";
+import type { Pet } from "./schemas.ts";
+
+/** Reads the body on demand, refusing (PetStoreError `payload_too_large`) past `limit` bytes. */
+export type BodyReader = (limit: number) => Promise<Uint8Array | string>;
+
+export type HeaderValue = string | string[] | undefined;
+
+/** A request as any adapter can build it. Header names must be lower-case. */
+export interface PetStoreRequest {
+  method: string;
+  /** The path, e.g. "/v1/pets"; may carry the query string when `query`/`search` is not given. */
+  path: string;
+  /** The raw query string, with or without its leading "?". `search` is an alias. */
+  query?: string | null | undefined;
+  search?: string | null | undefined;
+  headers: Readonly<Record<string, HeaderValue>>;
+  /** The body: bytes, text, or a reader called only once the request is allowed to send one. */
+  body?: Uint8Array | string | BodyReader | null | undefined;
+}
+
+export interface PetStoreResponse {
+  status: number;
+  /** Lower-case header names. `content-length` is always set (for HEAD, that of the GET body). */
+  headers: Record<string, string>;
+  /** JSON text, or "" (always "" for HEAD). */
+  body: string;
+}
+
+export interface HandlerOptions {
+  basePath: string;
+  maxBodyBytes: number;
+  verify: VerifyToken;
+  /** Unix seconds of the getPet deprecation (RFC 9745 `Deprecation: @<seconds>`). */
+  deprecatedAt: number;
+  sunset: Date;
+  /** Extra routes under the base path served without a key (e.g. the OpenAPI document). */
+  publicRoutes?: Readonly<Record<string, () => { contentType: string; body: string }>>;
+  onError: (error: unknown, request: PetStoreRequest) => void;
+}
+
+const JSON_TYPE = "application/json; charset=utf-8";
+const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
+const CHALLENGE_MISSING = 'Bearer realm="petstore"';
+const CHALLENGE_INVALID = 'Bearer realm="petstore", error="invalid_token"';
+const ALLOW_COLLECTION = "GET, HEAD, POST";
+const ALLOW_ITEM = "GET, HEAD";
+const utf8 = new TextDecoder("utf-8", { fatal: true });
+
+type Route = { kind: "collection" } | { kind: "item"; rawId: string } | { kind: "public"; name: string } | undefined;
+
+function first(value: HeaderValue): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
+}
+
+/** The pet serialised with the contract's key order, whatever order the storage returned. */
+function petJson(p: Pet): string {
+  return `{"id":${p.id},"name":${JSON.stringify(p.name)},"categoryId":${p.categoryId},"status":"${p.status}"}`;
+}
+
+function petsJson(pets: Pet[]): string {
+  if (pets.length === 0) return "[]";
+  let out = "[";
+  for (let i = 0; i < pets.length; i++) out += (i === 0 ? "" : ",") + petJson(pets[i] as Pet);
+  return `${out}]`;
+}
+
+/** Parses a query string into the values of the names we use; repeated names are kept as arrays. */
+function readQuery(raw: string): Map<string, string[]> | undefined {
+  const params = new Map<string, string[]>();
+  if (raw === "") return params;
+  for (const part of raw.split("&")) {
+    if (part === "") continue;
+    const eq = part.indexOf("=");
+    let name = eq === -1 ? part : part.slice(0, eq);
+    let value = eq === -1 ? "" : part.slice(eq + 1);
+    try {
+      name = decodeURIComponent(name.replace(/\+/g, " "));
+      value = decodeURIComponent(value.replace(/\+/g, " "));
+    } catch {
+      if (name === "limit" || name === "status" || name === "cursor") return undefined;
+      continue; // an unknown parameter we ignore anyway
+    }
+    const list = params.get(name);
+    if (list) list.push(value);
+    else params.set(name, [value]);
+  }
+  return params;
+}
+
+export function createHandler(ops: Operations, options: HandlerOptions) {
+  const { basePath, maxBodyBytes, verify, publicRoutes = {} } = options;
+  const collectionPath = `${basePath}/pets`;
+  const itemPrefix = `${collectionPath}/`;
+  const deprecation: Record<string, string> = {
+    deprecation: `@${options.deprecatedAt}`,
+    sunset: options.sunset.toUTCString(),
+    link: `<${collectionPath}>; rel="successor-version"`,
+  };
+
+  function route(path: string): Route {
+    if (path === collectionPath) return { kind: "collection" };
+    if (path.startsWith(itemPrefix)) {
+      const rawId = path.slice(itemPrefix.length);
+      if (rawId === "" || rawId.includes("/")) return undefined;
+      return { kind: "item", rawId };
+    }
+    if (path.startsWith(`${basePath}/`)) {
+      const name = path.slice(basePath.length + 1);
+      if (Object.hasOwn(publicRoutes, name)) return { kind: "public", name };
+    }
+    return undefined;
+  }
+
+  function respond(
+    status: number,
+    body: string,
+    head: boolean,
+    requestId: string,
+    extra?: Record<string, string>,
+    contentType = JSON_TYPE,
+  ): PetStoreResponse {
+    const headers: Record<string, string> = {
+      "content-type": contentType,
+      "cache-control": "no-store",
+      "x-request-id": requestId,
+      "content-length": String(Buffer.byteLength(body)),
+    };
+    if (extra) Object.assign(headers, extra);
+    return { status, headers, body: head ? "" : body };
+  }
+
+  function fail(error: PetStoreError, head: boolean, requestId: string, extra?: Record<string, string>) {
+    const headers = error.code === "storage_unavailable" ? { ...extra, "retry-after": "1" } : extra;
+    return respond(error.status, JSON.stringify(error.toJSON()), head, requestId, headers);
+  }
+
+  async function readJson(request: PetStoreRequest): Promise<{ value: unknown } | PetStoreError> {
+    const type = first(request.headers["content-type"]);
+    const media = type?.split(";", 1)[0]?.trim().toLowerCase();
+    if (media !== "application/json") return new PetStoreError("unsupported_media_type");
+    const declared = first(request.headers["content-length"]);
+    if (declared !== undefined && /^[0-9]+$/.test(declared) && Number(declared) > maxBodyBytes) {
+      return new PetStoreError("payload_too_large", `The request body must be at most ${maxBodyBytes} bytes.`);
+    }
+    let raw = request.body;
+    if (typeof raw === "function") raw = await raw(maxBodyBytes);
+    let text: string;
+    if (raw === undefined || raw === null) text = "";
+    else if (typeof raw === "string") {
+      if (Buffer.byteLength(raw) > maxBodyBytes) return new PetStoreError("payload_too_large");
+      text = raw;
+    } else {
+      if (raw.byteLength > maxBodyBytes) return new PetStoreError("payload_too_large");
+      try {
+        text = utf8.decode(raw);
+      } catch {
+        return new PetStoreError("malformed_json", "The request body is not valid UTF-8 JSON.");
+      }
+    }
+    if (text.trim() === "") return new PetStoreError("invalid_body", "The request body is missing: send a NewPet.");
+    try {
+      return { value: JSON.parse(text) };
+    } catch {
+      return new PetStoreError("malformed_json");
+    }
+  }
+
+  /** The list query from the URL, or an invalid_query error. */
+  function listQuery(rawQuery: string): { limit?: number; status?: string; cursor?: string } | PetStoreError {
+    const params = readQuery(rawQuery);
+    if (params === undefined)
+      return new PetStoreError("invalid_query", "The query string is not valid percent-encoding.");
+    const query: { limit?: number; status?: string; cursor?: string } = {};
+    for (const name of ["limit", "status", "cursor"] as const) {
+      const values = params.get(name);
+      if (values === undefined) continue;
+      if (values.length > 1) {
+        return new PetStoreError("invalid_query", `${name} must be given at most once.`, {
+          details: [{ path: name, message: "is repeated" }],
+        });
+      }
+      const value = values[0] as string;
+      if (name === "limit") {
+        if (!/^[0-9]{1,3}$/.test(value)) {
+          return new PetStoreError("invalid_query", "limit must be an integer from 1 to 100.", {
+            details: [{ path: "limit", message: "must be an integer from 1 to 100" }],
+          });
+        }
+        query.limit = Number(value);
+      } else query[name] = value;
+    }
+    return query;
+  }
+
+  function nextLink(page: PetPage): Record<string, string> | undefined {
+    if (page.nextCursor === undefined) return undefined;
+    const status = page.status === undefined ? "" : `&status=${page.status}`;
+    return { link: `<${collectionPath}?limit=${page.limit}${status}&cursor=${page.nextCursor}>; rel="next"` };
+  }
+
+  async function run(request: PetStoreRequest, requestId: string): Promise<PetStoreResponse> {
+    let path = request.path;
+    let rawQuery = request.query ?? request.search ?? "";
+    const q = path.indexOf("?");
+    if (q !== -1) {
+      if (request.query == null && request.search == null) rawQuery = path.slice(q + 1);
+      path = path.slice(0, q);
+    }
+    if (rawQuery.startsWith("?")) rawQuery = rawQuery.slice(1);
+
+    const method = request.method.toUpperCase();
+    const head = method === "HEAD";
+    const target = route(path);
+    if (target === undefined) return fail(new PetStoreError("not_found"), head, requestId);
+    if (target.kind === "public") {
+      if (method !== "GET" && !head) {
+        return fail(new PetStoreError("method_not_allowed"), head, requestId, { allow: ALLOW_ITEM });
+      }
+      const doc = (publicRoutes[target.name] as () => { contentType: string; body: string })();
+      return respond(200, doc.body, head, requestId, undefined, doc.contentType);
+    }
+    const isItem = target.kind === "item";
+    const allowed = isItem ? method === "GET" || head : method === "GET" || head || method === "POST";
+    if (!allowed) {
+      return fail(new PetStoreError("method_not_allowed"), head, requestId, {
+        allow: isItem ? ALLOW_ITEM : ALLOW_COLLECTION,
+      });
+    }
+    const extra = isItem ? deprecation : undefined;
+
+    const credentials = readBearer(request.headers.authorization);
+    let authorized = false;
+    if (credentials.kind === "bearer") authorized = await verify(credentials.token);
+    if (!authorized) {
+      const challenge = credentials.kind === "missing" ? CHALLENGE_MISSING : CHALLENGE_INVALID;
+      return fail(new PetStoreError("unauthorized"), head, requestId, { ...extra, "www-authenticate": challenge });
+    }
+
+    try {
+      if (target.kind === "item") {
+        let rawId = target.rawId;
+        try {
+          rawId = decodeURIComponent(rawId);
+        } catch {}
+        const pet = await ops.getPet(rawId);
+        return respond(200, petJson(pet), head, requestId, extra);
+      }
+      if (method === "POST") {
+        const body = await readJson(request);
+        if (body instanceof PetStoreError) return fail(body, head, requestId);
+        const pet = await ops.createPet(body.value);
+        return respond(201, petJson(pet), head, requestId, { location: `${collectionPath}/${pet.id}` });
+      }
+      const query = listQuery(rawQuery);
+      if (query instanceof PetStoreError) return fail(query, head, requestId);
+      const page = await ops.listPets(query);
+      return respond(200, petsJson(page.pets), head, requestId, nextLink(page));
+    } catch (error) {
+      if (isPetStoreError(error)) {
+        if (error.code === "internal_error") options.onError(error, request);
+        return fail(error, head, requestId, extra);
+      }
+      throw error;
+    }
+  }
+
+  /** Answers one request. Never rejects. */
+  return async function handle(request: PetStoreRequest): Promise<PetStoreResponse> {
+    let requestId = first(request?.headers?.["x-request-id"]);
+    if (requestId === undefined || !REQUEST_ID.test(requestId)) requestId = randomUUID();
+    try {
+      return await run(request, requestId);
+    } catch (error) {
+      try {
+        options.onError(error, request);
+      } catch {}
+      return fail(new PetStoreError("internal_error"), request?.method === "HEAD", requestId);
+    }
+  };
+}
+
+export type Handle = ReturnType<typeof createHandler>;

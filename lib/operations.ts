@@ -1,0 +1,119 @@
+/**
+ * The spec's three operations as plain async functions: validation of their inputs, the
+ * business rules, and the mapping of storage failures to `storage_unavailable`.
+ * They throw `PetStoreError` for every expected failure.
+ */
+import * as v from "valibot";
+import { decodeCursor, encodeCursor } from "./cursor.ts";
+import { PetStoreError, storageUnavailable } from "./errors.ts";
+import type { Pet, PetStatus } from "./schemas.ts";
+import { DEFAULT_LIMIT, issueDetails, ListQuery, MAX_ID, NewPet } from "./schemas.ts";
+import type { PetStorage } from "./storage/port.ts";
+
+/** One page of `listPets`: the pets, and the cursor of the next page when more follow. */
+export interface PetPage {
+  pets: Pet[];
+  nextCursor: string | undefined;
+  /** The effective page size (the default when none was asked for). */
+  limit: number;
+  status: PetStatus | undefined;
+}
+
+/** What `listPets` takes; every field is checked (a bad one is `invalid_query`). */
+export interface ListPetsInput {
+  limit?: number | undefined;
+  status?: string | undefined;
+  cursor?: string | undefined;
+}
+
+export interface Operations {
+  /** Pets in ascending id order. @example const { pets, nextCursor } = await store.listPets({ status: "sold", limit: 10 }) */
+  listPets(query?: ListPetsInput): Promise<PetPage>;
+  /** Validates a NewPet (unknown input is fine: it is checked) and stores it. */
+  createPet(input: unknown): Promise<Pet>;
+  /** The pet with this id; `pet_not_found` when there is none. Accepts a number or a decimal string. */
+  getPet(id: number | string): Promise<Pet>;
+}
+
+/** Runs a storage call with a time-out; any failure of the backend becomes `storage_unavailable`. */
+export function guardStorage(timeoutMs: number) {
+  return async function guarded<T>(call: () => Promise<T>): Promise<T> {
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      const timeout = new Promise<never>((_, reject) => {
+        timer = setTimeout(
+          () => reject(new PetStoreError("storage_unavailable", "The storage backend did not answer in time.")),
+          timeoutMs,
+        );
+      });
+      return await Promise.race([call(), timeout]);
+    } catch (error) {
+      throw storageUnavailable(error);
+    } finally {
+      clearTimeout(timer);
+    }
+  };
+}
+
+/** Parses a petId: a decimal integer from 1 to 2^53-1, as a number or a string. */
+export function parsePetId(id: unknown): number {
+  if (typeof id === "number") {
+    if (Number.isSafeInteger(id) && id >= 1) return id;
+  } else if (typeof id === "string" && id.length > 0 && id.length <= 16 && /^[0-9]+$/.test(id)) {
+    const n = Number(id);
+    if (n >= 1 && n <= MAX_ID) return n;
+  }
+  throw new PetStoreError("invalid_pet_id");
+}
+
+export function createOperations(storage: PetStorage, timeoutMs: number): Operations {
+  const guarded = guardStorage(timeoutMs);
+
+  return {
+    async listPets(query = {}) {
+      const parsed = v.safeParse(ListQuery, query);
+      if (!parsed.success) {
+        throw new PetStoreError("invalid_query", undefined, { details: issueDetails(parsed.issues) });
+      }
+      const { status, cursor } = parsed.output;
+      const limit = parsed.output.limit ?? DEFAULT_LIMIT;
+      let after = 0;
+      if (cursor !== undefined) {
+        const decoded = decodeCursor(cursor, status);
+        if (decoded === undefined) {
+          throw new PetStoreError("invalid_query", undefined, {
+            details: [{ path: "cursor", message: "is not a cursor issued by this service for this filter" }],
+          });
+        }
+        after = decoded;
+      }
+      // One more than asked tells whether a next page exists without a second query.
+      const found = await guarded(() => storage.list({ status, after, limit: limit + 1 }));
+      const more = found.length > limit;
+      const pets = more ? found.slice(0, limit) : found;
+      const last = pets[pets.length - 1];
+      return { pets, nextCursor: more && last ? encodeCursor(last.id, status) : undefined, limit, status };
+    },
+
+    async createPet(input) {
+      const parsed = v.safeParse(NewPet, input);
+      if (!parsed.success) {
+        const details = issueDetails(parsed.issues);
+        const message =
+          details.length === 1 && details[0]?.path === ""
+            ? `The request body is not a valid NewPet: ${details[0].message}.`
+            : `The request body is not a valid NewPet: ${details.map((d) => `${d.path} ${d.message}`).join("; ")}.`;
+        throw new PetStoreError("invalid_body", message, { details });
+      }
+      const { name, categoryId, status = "available" } = parsed.output;
+      return guarded(() => storage.create({ name, categoryId, status }));
+    },
+
+    async getPet(id) {
+      const petId = parsePetId(id);
+      const pet = await guarded(() => storage.get(petId));
+      if (pet === undefined) throw new PetStoreError("pet_not_found", `No pet has the id ${petId}.`);
+      return pet;
+    },
+  };
+}

@@ -1,0 +1,108 @@
+/**
+ * valibot schemas: the single source of the TypeScript types, the runtime checks
+ * and (through @valibot/to-json-schema) the OpenAPI document.
+ */
+import * as v from "valibot";
+import { ERRORS } from "./errors.ts";
+
+export const MAX_ID = Number.MAX_SAFE_INTEGER;
+export const MAX_NAME_LENGTH = 200;
+export const MIN_LIMIT = 1;
+export const MAX_LIMIT = 100;
+export const DEFAULT_LIMIT = 20;
+
+export const PET_STATUSES = ["available", "pending", "sold"] as const;
+
+export const PetStatus = v.pipe(
+  v.picklist(PET_STATUSES, "must be one of available, pending, sold"),
+  v.description("Availability status."),
+);
+export type PetStatus = v.InferOutput<typeof PetStatus>;
+
+const Id = v.pipe(
+  v.number("must be an integer"),
+  v.integer("must be an integer"),
+  v.minValue(1, "must be at least 1"),
+  v.maxValue(MAX_ID, `must be at most ${MAX_ID}`),
+);
+
+/** Counts code points, so that a name of 200 emoji is 200 characters, as JSON Schema counts. */
+const codePoints = (s: string): number => {
+  let n = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0xd800 || c > 0xdbff || i + 1 >= s.length) n++;
+    else {
+      const d = s.charCodeAt(i + 1);
+      if (d >= 0xdc00 && d <= 0xdfff) i++;
+      n++;
+    }
+  }
+  return n;
+};
+
+const Name = v.pipe(
+  v.string("must be a string"),
+  v.check((s) => s.trim().length > 0, "must contain at least one non-whitespace character"),
+  v.check((s) => codePoints(s) <= MAX_NAME_LENGTH, `must be at most ${MAX_NAME_LENGTH} characters`),
+  v.metadata({ minLength: 1, maxLength: MAX_NAME_LENGTH, pattern: "\\S" }),
+  v.description("The animal's name."),
+);
+
+/** The body of `createPet`. Unknown fields (`id` and `__proto__` included) are refused. */
+export const NewPet = v.strictObject(
+  {
+    name: Name,
+    categoryId: v.pipe(Id, v.description("Identifier of the category the animal belongs to.")),
+    status: v.optional(PetStatus),
+  },
+  "must be a JSON object",
+);
+export type NewPet = v.InferInput<typeof NewPet>;
+
+/** A stored pet, as every response shows it: id, name, categoryId, status, in that order. */
+export const Pet = v.strictObject({
+  id: v.pipe(Id, v.description("Unique identifier, assigned by the service on creation.")),
+  name: Name,
+  categoryId: v.pipe(Id, v.description("Identifier of the category the animal belongs to.")),
+  status: PetStatus,
+});
+export type Pet = v.InferOutput<typeof Pet>;
+
+export const Pets = v.array(Pet);
+
+/** The query of `listPets`, as the plain function takes it. */
+export const ListQuery = v.strictObject({
+  limit: v.optional(
+    v.pipe(
+      v.number("limit must be an integer"),
+      v.integer("limit must be an integer"),
+      v.minValue(MIN_LIMIT, `limit must be at least ${MIN_LIMIT}`),
+      v.maxValue(MAX_LIMIT, `limit must be at most ${MAX_LIMIT}`),
+    ),
+  ),
+  status: v.optional(PetStatus),
+  cursor: v.optional(v.string("cursor must be a string")),
+});
+export type ListQuery = v.InferInput<typeof ListQuery>;
+
+export const ErrorSchema = v.object({
+  code: v.picklist(Object.keys(ERRORS) as (keyof typeof ERRORS)[]),
+  message: v.string(),
+  status: v.pipe(v.number(), v.integer()),
+  details: v.optional(v.array(v.strictObject({ path: v.string(), message: v.string() }))),
+});
+
+/** Turns valibot issues into the `details` of a 400 answer: a field path and a message. */
+export function issueDetails(issues: readonly v.BaseIssue<unknown>[]): { path: string; message: string }[] {
+  return issues.map((issue) => {
+    const path = issue.path?.map((p) => String(p.key)).join(".") ?? "";
+    if (issue.kind === "schema" && issue.type === "strict_object" && path !== "") {
+      return { path, message: `unknown field "${path}" is not allowed` };
+    }
+    if (issue.kind === "schema" && issue.input === undefined && path !== "") {
+      return { path, message: "is required" };
+    }
+    return { path, message: issue.message };
+  });
+}

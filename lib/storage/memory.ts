@@ -1,0 +1,93 @@
+/**
+ * The embedded default: pet values in Keyv's memory store (a Map, values kept unserialised),
+ * an in-process id sequence, and one sorted id index for all pets plus one per status, so a
+ * page costs a binary search plus `limit` lookups whatever the size of the store.
+ */
+import Keyv from "keyv";
+import type { Pet, PetStatus } from "../schemas.ts";
+import type { ListPage, PetData, PetStorage } from "./port.ts";
+
+/** A growable, sorted list of ids in a Float64Array: 8 bytes an id, no per-entry object. */
+class IdIndex {
+  private ids = new Float64Array(1024);
+  size = 0;
+
+  insert(id: number): void {
+    if (this.size === this.ids.length) {
+      const grown = new Float64Array(this.ids.length * 2);
+      grown.set(this.ids);
+      this.ids = grown;
+    }
+    // Ids are handed out in order, so this is an append unless two creates finished out of order.
+    let i = this.size;
+    while (i > 0 && (this.ids[i - 1] as number) > id) {
+      this.ids[i] = this.ids[i - 1] as number;
+      i--;
+    }
+    this.ids[i] = id;
+    this.size++;
+  }
+
+  /** Up to `limit` ids greater than `after`, ascending. */
+  page(after: number, limit: number): number[] {
+    let lo = 0;
+    let hi = this.size;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if ((this.ids[mid] as number) <= after) lo = mid + 1;
+      else hi = mid;
+    }
+    const end = Math.min(this.size, lo + limit);
+    const out = new Array<number>(end - lo);
+    for (let i = lo; i < end; i++) out[i - lo] = this.ids[i] as number;
+    return out;
+  }
+}
+
+export interface MemoryStorageOptions {
+  /** Keyv namespace of the values (default "pets"). */
+  namespace?: string;
+}
+
+/** In-process storage; nothing survives the process. @example createPetStore({ storage: memoryStorage(), auth }) */
+export function memoryStorage(options: MemoryStorageOptions = {}): PetStorage {
+  const values = new Keyv<Pet>({
+    store: new Map(),
+    namespace: options.namespace ?? "pets",
+    serialize: undefined,
+    deserialize: undefined,
+    throwOnErrors: true,
+  });
+  const all = new IdIndex();
+  const byStatus: Record<PetStatus, IdIndex> = {
+    available: new IdIndex(),
+    pending: new IdIndex(),
+    sold: new IdIndex(),
+  };
+  let lastId = 0;
+
+  return {
+    kind: "memory",
+    async create(data: PetData): Promise<Pet> {
+      const id = ++lastId;
+      const pet: Pet = { id, name: data.name, categoryId: data.categoryId, status: data.status };
+      await values.set(String(id), pet);
+      all.insert(id);
+      byStatus[pet.status].insert(id);
+      return pet;
+    },
+    async get(id: number): Promise<Pet | undefined> {
+      return values.get(String(id));
+    },
+    async list({ status, after, limit }: ListPage): Promise<Pet[]> {
+      const ids = (status === undefined ? all : byStatus[status]).page(after, limit);
+      if (ids.length === 0) return [];
+      const found = await values.getMany(ids.map(String));
+      return found.filter((p): p is Pet => p !== undefined);
+    },
+    async ping() {},
+    async close() {
+      await values.disconnect();
+    },
+  };
+}

@@ -1,0 +1,35 @@
+/**
+ * The storage port: the few things the operations need from a backend. Every backend
+ * keeps pet values in Keyv; what Keyv cannot do (an atomic id sequence, an ordered index
+ * per status) each backend does with its own connection, inside its own file.
+ */
+import type { Pet, PetStatus } from "../schemas.ts";
+
+export type PetData = Omit<Pet, "id">;
+
+export interface ListPage {
+  /** Only pets with this status; all pets when absent. */
+  status?: PetStatus | undefined;
+  /** Only pets whose id is greater than this (0 for the first page). */
+  after: number;
+  /** At most this many pets. */
+  limit: number;
+}
+
+export interface PetStorage {
+  /** A short name for logs and errors, e.g. "memory" or "redis". */
+  readonly kind: string;
+  /**
+   * Assigns the next id (unique for the lifetime of the storage, across processes) and
+   * stores the pet. Resolves once the pet is fully visible to `get` and `list`.
+   */
+  create(pet: PetData): Promise<Pet>;
+  /** The pet with this id, or undefined. */
+  get(id: number): Promise<Pet | undefined>;
+  /** Pets in ascending id order, as described by `page`. */
+  list(page: ListPage): Promise<Pet[]>;
+  /** Resolves when the backend answers; rejects otherwise (readiness). */
+  ping(): Promise<void>;
+  /** Releases connections. Idempotent. */
+  close(): Promise<void>;
+}
