@@ -2,7 +2,7 @@
  * Bearer authentication. How a token is checked is pluggable: `apiKeys([...])` for a
  * list of keys compared in constant time, or any `(token) => boolean` the embedder supplies.
  */
-import { createHash, timingSafeEqual } from "node:crypto";
+import { hash, timingSafeEqual } from "node:crypto";
 
 /** Decides whether a bearer token is acceptable. May be async (e.g. a lookup). */
 export type VerifyToken = (token: string) => boolean | Promise<boolean>;
@@ -10,7 +10,7 @@ export type VerifyToken = (token: string) => boolean | Promise<boolean>;
 /** What `createPetStore({ auth })` accepts: a verify function, or a list of keys. */
 export type AuthOption = VerifyToken | readonly string[] | { keys: readonly string[] } | { verify: VerifyToken };
 
-const digest = (s: string): Buffer => createHash("sha256").update(s, "utf8").digest();
+const digest = (s: string): Buffer => hash("sha256", s, "buffer");
 
 /**
  * A verifier for a fixed list of API keys. Every key is compared, always, through

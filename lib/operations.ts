@@ -36,7 +36,16 @@ export interface Operations {
 }
 
 /** Runs a storage call with a time-out; any failure of the backend becomes `storage_unavailable`. */
-export function guardStorage(timeoutMs: number) {
+export function guardStorage(timeoutMs: number, inProcess = false) {
+  if (inProcess) {
+    return async function guardedLocal<T>(call: () => Promise<T>): Promise<T> {
+      try {
+        return await call();
+      } catch (error) {
+        throw storageUnavailable(error);
+      }
+    };
+  }
   return async function guarded<T>(call: () => Promise<T>): Promise<T> {
     let timer: NodeJS.Timeout | undefined;
     try {
@@ -67,7 +76,7 @@ export function parsePetId(id: unknown): number {
 }
 
 export function createOperations(storage: PetStorage, timeoutMs: number): Operations {
-  const guarded = guardStorage(timeoutMs);
+  const guarded = guardStorage(timeoutMs, storage.inProcess === true);
 
   return {
     async listPets(query = {}) {

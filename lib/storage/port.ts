@@ -19,6 +19,8 @@ export interface ListPage {
 export interface PetStorage {
   /** A short name for logs and errors, e.g. "memory" or "redis". */
   readonly kind: string;
+  /** True for storage inside this process that cannot hang (memory): calls then run without a time-out timer. */
+  readonly inProcess?: boolean;
   /**
    * Assigns the next id (unique for the lifetime of the storage, across processes) and
    * stores the pet. Resolves once the pet is fully visible to `get` and `list`.

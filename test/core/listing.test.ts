@@ -1,0 +1,246 @@
+/** listPets rules: limit, status, order, cursor pagination and the Link header, via listPets() and handle(). */
+
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import type { Pet } from "../../lib/index.ts";
+import { isPetStoreError } from "../../lib/index.ts";
+import { call, createMany, errorOf, json, makeStore, nextLink } from "../helpers.ts";
+
+const badQueries: [rule: string, query: string][] = [
+  ["limit=0", "limit=0"],
+  ["limit=101", "limit=101"],
+  ["limit=1.5", "limit=1.5"],
+  ["limit=abc", "limit=abc"],
+  ["limit= (empty)", "limit="],
+  ["limit given twice", "limit=5&limit=6"],
+  ["limit=-1", "limit=-1"],
+  ["limit=1e1", "limit=1e1"],
+  ["limit=%2B5 (+5)", "limit=%2B5"],
+  ["limit=99999999999999999999", "limit=99999999999999999999"],
+  ["status=Available (wrong case)", "status=Available"],
+  ["status=lost", "status=lost"],
+  ["status= (empty)", "status="],
+  ["status given twice", "status=sold&status=sold"],
+  ["a cursor the service did not issue", "cursor=abc"],
+  ["cursor given twice", "cursor=a&cursor=b"],
+  ["malformed percent-encoding in status", "status=%E0%A4%A"],
+];
+
+for (const [rule, query] of badQueries) {
+  test(`handle GET /v1/pets: ${rule} is refused with 400 invalid_query`, async () => {
+    const res = await call(makeStore(), "GET", "/v1/pets", { query });
+    assert.is(res.status, 400);
+    assert.is(errorOf(res).code, "invalid_query");
+  });
+}
+
+const badInputs: [rule: string, input: Record<string, unknown>][] = [
+  ["limit 0", { limit: 0 }],
+  ["limit 101", { limit: 101 }],
+  ["limit 1.5", { limit: 1.5 }],
+  ['limit "abc"', { limit: "abc" }],
+  ['status "Available"', { status: "Available" }],
+  ["a cursor the service did not issue", { cursor: "abc" }],
+];
+for (const [rule, input] of badInputs) {
+  test(`listPets: ${rule} is refused with invalid_query`, async () => {
+    try {
+      await makeStore().listPets(input as never);
+      assert.unreachable();
+    } catch (error) {
+      assert.ok(isPetStoreError(error, "invalid_query"), String(error));
+    }
+  });
+}
+
+test("listPets: without limit at most 20 pets are returned (the default)", async () => {
+  const store = makeStore();
+  await createMany(store, 25);
+  assert.is((await store.listPets()).pets.length, 20);
+  const res = await call(store, "GET", "/v1/pets");
+  assert.is((json(res) as Pet[]).length, 20);
+  assert.is(nextLink(res), `/v1/pets?limit=20&cursor=${(await store.listPets()).nextCursor}`);
+});
+
+test("listPets: limit=1 and limit=100 are accepted", async () => {
+  const store = makeStore();
+  await createMany(store, 120);
+  assert.is((json(await call(store, "GET", "/v1/pets", { query: "limit=1" })) as Pet[]).length, 1);
+  assert.is((json(await call(store, "GET", "/v1/pets", { query: "limit=100" })) as Pet[]).length, 100);
+  assert.is((await store.listPets({ limit: 100 })).pets.length, 100);
+});
+
+test("listPets: an empty store answers the bare array [] with no Link", async () => {
+  const res = await call(makeStore(), "GET", "/v1/pets");
+  assert.is(res.status, 200);
+  assert.is(res.body, "[]");
+  assert.is(res.headers.link, undefined);
+});
+
+test("listPets: the body is a bare array of Pets in ascending id order, keys in contract order", async () => {
+  const store = makeStore();
+  await createMany(store, 5, (i) => (["sold", "available", "pending"] as const)[i % 3]);
+  const res = await call(store, "GET", "/v1/pets");
+  const pets = json(res) as Pet[];
+  assert.ok(Array.isArray(pets));
+  assert.equal(
+    pets.map((p) => p.id),
+    [1, 2, 3, 4, 5],
+  );
+  for (const p of pets) assert.equal(Object.keys(p), ["id", "name", "categoryId", "status"]);
+});
+
+test("listPets: status=sold returns only sold pets; no status returns all", async () => {
+  const store = makeStore();
+  await createMany(store, 30, (i) => (["sold", "available", "pending"] as const)[i % 3]);
+  const sold = json(await call(store, "GET", "/v1/pets", { query: "status=sold&limit=100" })) as Pet[];
+  assert.is(sold.length, 10);
+  assert.ok(sold.every((p) => p.status === "sold"));
+  const all = json(await call(store, "GET", "/v1/pets", { query: "limit=100" })) as Pet[];
+  assert.is(all.length, 30);
+  assert.is((await store.listPets({ status: "pending", limit: 100 })).pets.length, 10);
+});
+
+test("listPets: unknown query parameters are ignored", async () => {
+  const store = makeStore();
+  await createMany(store, 3);
+  const res = await call(store, "GET", "/v1/pets", { query: "foo=bar&x&limit=2&%ZZ=1" });
+  assert.is(res.status, 200);
+  assert.is((json(res) as Pet[]).length, 2);
+});
+
+test("listPets: the query may also come inside the path or as `search` with its ?", async () => {
+  const store = makeStore();
+  await createMany(store, 3);
+  const inPath = await store.handle({
+    method: "GET",
+    path: "/v1/pets?limit=1",
+    headers: { authorization: "Bearer test-key-0123456789" },
+  });
+  const search = await store.handle({
+    method: "GET",
+    path: "/v1/pets",
+    search: "?limit=2",
+    headers: { authorization: "Bearer test-key-0123456789" },
+  });
+  assert.is((json(inPath) as Pet[]).length, 1);
+  assert.is((json(search) as Pet[]).length, 2);
+});
+
+test("listPets: the last page has no rel=next Link", async () => {
+  const store = makeStore();
+  await createMany(store, 10);
+  const res = await call(store, "GET", "/v1/pets", { query: "limit=10" });
+  assert.is(res.headers.link, undefined);
+  const page = await store.listPets({ limit: 10 });
+  assert.is(page.nextCursor, undefined);
+});
+
+test("listPets: Link is path-absolute and carries limit, status and cursor (RFC 8288)", async () => {
+  const store = makeStore();
+  await createMany(store, 10, () => "pending");
+  const res = await call(store, "GET", "/v1/pets", { query: "status=pending&limit=3" });
+  assert.match(res.headers.link ?? "", /^<\/v1\/pets\?limit=3&status=pending&cursor=[A-Za-z0-9_-]+>; rel="next"$/);
+});
+
+test("listPets: a cursor issued for another status filter is refused with invalid_query", async () => {
+  const store = makeStore();
+  await createMany(store, 10, () => "pending");
+  const { nextCursor } = await store.listPets({ status: "pending", limit: 2 });
+  const res = await call(store, "GET", "/v1/pets", { query: `status=sold&cursor=${nextCursor}` });
+  assert.is(res.status, 400);
+  assert.is(errorOf(res).code, "invalid_query");
+});
+
+test("listPets: a tampered cursor is refused with invalid_query", async () => {
+  const store = makeStore();
+  await createMany(store, 10);
+  const { nextCursor } = await store.listPets({ limit: 2 });
+  const c = nextCursor as string;
+  const tampered = c.slice(0, 1) + (c[1] === "9" ? "8" : "9") + c.slice(2);
+  assert.is((await call(store, "GET", "/v1/pets", { query: `cursor=${tampered}` })).status, 400);
+});
+
+/** Follows rel=next from the first page; returns the ids seen, failing on a loop. */
+async function walk(store: ReturnType<typeof makeStore>, firstQuery: string): Promise<number[]> {
+  const seen: number[] = [];
+  let target: string | undefined = `/v1/pets?${firstQuery}`;
+  for (let pages = 0; target !== undefined; pages++) {
+    assert.ok(pages < 1000, "the walk ends");
+    const res = await store.handle({
+      method: "GET",
+      path: target,
+      headers: { authorization: "Bearer test-key-0123456789" },
+    });
+    assert.is(res.status, 200, res.body);
+    seen.push(...(json(res) as Pet[]).map((p) => p.id));
+    target = nextLink(res);
+  }
+  return seen;
+}
+
+test("pagination walk: 250 pets of mixed statuses, limit=7, every pet exactly once and in order", async () => {
+  const store = makeStore();
+  const statuses = ["available", "pending", "sold"] as const;
+  const pets = await createMany(store, 250, (i) => statuses[(i * 7 + (i >> 3)) % 3] as (typeof statuses)[number]);
+  const seen = await walk(store, "limit=7");
+  assert.equal(
+    seen,
+    pets.map((p) => p.id),
+  );
+  for (const status of statuses) {
+    const expected = pets.filter((p) => p.status === status).map((p) => p.id);
+    assert.ok(expected.length > 0);
+    assert.equal(await walk(store, `limit=7&status=${status}`), expected, `walk with status=${status}`);
+  }
+});
+
+test("pagination walk: pets created during the walk do not disturb it (every pet that existed throughout is seen once)", async () => {
+  const store = makeStore();
+  const before = await createMany(store, 50);
+  const seen: number[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await store.listPets({ limit: 7, cursor });
+    seen.push(...page.pets.map((p) => p.id));
+    cursor = page.nextCursor;
+    await store.createPet({ name: "late", categoryId: 1 });
+  } while (cursor);
+  for (const p of before) assert.is(seen.filter((id) => id === p.id).length, 1);
+  assert.equal(
+    seen,
+    [...seen].sort((a, b) => a - b),
+  );
+});
+
+test("listPets(): returns the page, the effective limit and the next cursor", async () => {
+  const store = makeStore();
+  await createMany(store, 5);
+  const page = await store.listPets({ limit: 2 });
+  assert.equal(
+    page.pets.map((p) => p.id),
+    [1, 2],
+  );
+  assert.is(page.limit, 2);
+  assert.type(page.nextCursor, "string");
+  const next = await store.listPets({ limit: 2, cursor: page.nextCursor });
+  assert.equal(
+    next.pets.map((p) => p.id),
+    [3, 4],
+  );
+});
+
+test("listPets: names with quotes, backslashes, control characters and lone surrogates are valid JSON, as JSON.stringify writes them", async () => {
+  const store = makeStore();
+  const names = ['a"b', "a\\b", "tab\there", "nl\n", "\u0000", "\u001f", "\ud800x", "ok", "🐶", "é"];
+  for (const name of names) await store.createPet({ name, categoryId: 1 });
+  const res = await call(store, "GET", "/v1/pets");
+  const parsed = json(res) as Pet[];
+  assert.equal(
+    parsed.map((p) => p.name),
+    names,
+  );
+  assert.is(res.body, JSON.stringify(parsed));
+});
+
+test.run();
