@@ -75,8 +75,35 @@ export function parsePetId(id: unknown): number {
   throw new PetStoreError("invalid_pet_id");
 }
 
+/** True for a value shaped like a Pet (cheap: it runs for every pet of every page). */
+function isPet(p: unknown): p is Pet {
+  if (typeof p !== "object" || p === null) return false;
+  const { id, name, categoryId, status } = p as Record<string, unknown>;
+  return (
+    typeof id === "number" &&
+    Number.isSafeInteger(id) &&
+    id >= 1 &&
+    typeof name === "string" &&
+    typeof categoryId === "number" &&
+    Number.isSafeInteger(categoryId) &&
+    categoryId >= 1 &&
+    (status === "available" || status === "pending" || status === "sold")
+  );
+}
+
+/** What a storage hands back is checked before it is passed on: anything else is a 500, logged. */
+function notAPet(kind: string, value: unknown): PetStoreError {
+  const shown = typeof value === "object" && value !== null ? "an object that is not a Pet" : typeof value;
+  const cause = new Error(`${kind} storage returned ${shown} where a Pet was expected`);
+  return new PetStoreError("internal_error", undefined, { cause });
+}
+
 export function createOperations(storage: PetStorage, timeoutMs: number): Operations {
   const guarded = guardStorage(timeoutMs, storage.inProcess === true);
+  const checked = (pet: unknown): Pet => {
+    if (isPet(pet)) return pet;
+    throw notAPet(storage.kind, pet);
+  };
 
   return {
     async listPets(query = {}) {
@@ -98,6 +125,8 @@ export function createOperations(storage: PetStorage, timeoutMs: number): Operat
       }
       // One more than asked tells whether a next page exists without a second query.
       const found = await guarded(() => storage.list({ status, after, limit: limit + 1 }));
+      if (!Array.isArray(found)) throw notAPet(storage.kind, found);
+      for (const pet of found) checked(pet);
       const more = found.length > limit;
       const pets = more ? found.slice(0, limit) : found;
       const last = pets[pets.length - 1];
@@ -115,14 +144,14 @@ export function createOperations(storage: PetStorage, timeoutMs: number): Operat
         throw new PetStoreError("invalid_body", message, { details });
       }
       const { name, categoryId, status = "available" } = parsed.output;
-      return guarded(() => storage.create({ name, categoryId, status }));
+      return checked(await guarded(() => storage.create({ name, categoryId, status })));
     },
 
     async getPet(id) {
       const petId = parsePetId(id);
       const pet = await guarded(() => storage.get(petId));
       if (pet === undefined) throw new PetStoreError("pet_not_found", `No pet has the id ${petId}.`);
-      return pet;
+      return checked(pet);
     },
   };
 }

@@ -11,6 +11,10 @@ export const MIN_LIMIT = 1;
 export const MAX_LIMIT = 100;
 export const DEFAULT_LIMIT = 20;
 
+/** getPet's deprecation (RFC 9745 `Deprecation`) and removal (RFC 8594 `Sunset`) dates, by default. */
+export const DEFAULT_DEPRECATED_AT = new Date("2026-11-25T00:00:00Z");
+export const DEFAULT_SUNSET_AT = new Date("2030-12-05T00:00:00Z");
+
 export const PET_STATUSES = ["available", "pending", "sold"] as const;
 
 export const PetStatus = v.pipe(
@@ -97,7 +101,9 @@ export const ErrorSchema = v.object({
 export function issueDetails(issues: readonly v.BaseIssue<unknown>[]): { path: string; message: string }[] {
   return issues.map((issue) => {
     const path = issue.path?.map((p) => String(p.key)).join(".") ?? "";
-    if (issue.kind === "schema" && issue.type === "strict_object" && path !== "") {
+    // valibot reports a missing key and an unknown key alike as strict_object; only the unknown
+    // one expects "never".
+    if (issue.kind === "schema" && issue.type === "strict_object" && issue.expected === "never" && path !== "") {
       return { path, message: `unknown field "${path}" is not allowed` };
     }
     if (issue.kind === "schema" && issue.input === undefined && path !== "") {

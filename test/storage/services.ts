@@ -1,0 +1,52 @@
+/**
+ * The real services the storage tests talk to, and the rule for when one is missing: a loud
+ * "SKIPPED" line and no tests, except with CI=true, where a missing service is a failing test.
+ */
+import { spawnSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { suite } from "uvu";
+import * as assert from "uvu/assert";
+
+export const REDIS_URL = process.env.PETSTORE_TEST_REDIS_URL ?? "redis://127.0.0.1:6379";
+export const POSTGRES_URL = process.env.PETSTORE_TEST_POSTGRES_URL ?? "postgres://postgres@127.0.0.1:5432/test";
+
+/** A prefix unique to this test run: lower-case letters and digits, valid as a Redis namespace and a SQL table name. */
+export const RUN = `t${process.pid.toString(36)}${randomBytes(3).toString("hex")}`;
+
+/** True when something accepts TCP connections at the URL's host and port (checked synchronously, 1.5 s at most). */
+function listening(url: string, defaultPort: number): boolean {
+  const { hostname, port } = new URL(url);
+  const probe = `const s = require("node:net").connect(${Number(port) || defaultPort}, ${JSON.stringify(hostname.replace(/^\[|\]$/g, ""))});
+s.on("connect", () => process.exit(0)); s.on("error", () => process.exit(1)); setTimeout(() => process.exit(1), 1000);`;
+  return spawnSync(process.execPath, ["-e", probe], { timeout: 1500, stdio: "ignore" }).status === 0;
+}
+
+const ENV_NAME: Record<string, string> = { redis: "PETSTORE_TEST_REDIS_URL", postgres: "PETSTORE_TEST_POSTGRES_URL" };
+const DEFAULT_PORT: Record<string, number> = { redis: 6379, postgres: 5432 };
+const checked = new Map<string, boolean>();
+
+/**
+ * Whether the tests of `service` ("redis" or "postgres") can run. When the service does not
+ * answer: prints SKIPPED (once), or with CI=true registers a failing test instead.
+ */
+export function serviceAvailable(service: "redis" | "postgres", what: string): boolean {
+  const url = service === "redis" ? REDIS_URL : POSTGRES_URL;
+  let up = checked.get(service);
+  if (up === undefined) {
+    up = listening(url, DEFAULT_PORT[service] as number);
+    checked.set(service, up);
+  }
+  if (up) return true;
+  if (process.env.CI === "true") {
+    const failing = suite(`${service} (${what})`);
+    failing(`${what}: ${service} must answer at ${url} when CI=true`, () => {
+      assert.unreachable(`nothing answers at ${url}; start ${service} or set ${ENV_NAME[service]}`);
+    });
+    failing.run();
+  } else {
+    console.log(
+      `\n*** SKIPPED: ${what} tests on ${service}: nothing answers at ${url} (start ${service} or set ${ENV_NAME[service]}; with CI=true this fails) ***\n`,
+    );
+  }
+  return false;
+}
