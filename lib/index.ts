@@ -7,8 +7,10 @@ import type { AuthOption } from "./auth.ts";
 import { toVerifier } from "./auth.ts";
 import type { Handle } from "./handler.ts";
 import { createHandler } from "./handler.ts";
+import { openApiRoute } from "./openapi.ts";
 import type { Operations } from "./operations.ts";
 import { createOperations, guardStorage } from "./operations.ts";
+import { DEFAULT_DEPRECATED_AT, DEFAULT_SUNSET_AT } from "./schemas.ts";
 import { memoryStorage } from "./storage/memory.ts";
 import type { PetStorage } from "./storage/port.ts";
 
@@ -41,9 +43,6 @@ export interface PetStore extends Operations {
   readonly basePath: string;
   readonly maxBodyBytes: number;
 }
-
-export const DEFAULT_DEPRECATED_AT = new Date("2026-11-25T00:00:00Z");
-export const DEFAULT_SUNSET_AT = new Date("2030-12-05T00:00:00Z");
 
 function checkBasePath(basePath: string): string {
   if (basePath === "" || basePath === "/") return "";
@@ -84,6 +83,9 @@ export function createPetStore(options: PetStoreOptions): PetStore {
     deprecatedAt: Math.floor((options.deprecatedAt ?? DEFAULT_DEPRECATED_AT).getTime() / 1000),
     sunset: options.sunsetAt ?? DEFAULT_SUNSET_AT,
     onError: (error) => onError(error),
+    publicRoutes: {
+      "openapi.json": openApiRoute({ basePath, deprecatedAt: options.deprecatedAt, sunsetAt: options.sunsetAt }),
+    },
   });
   let closing: Promise<void> | undefined;
 
@@ -112,8 +114,28 @@ export { apiKeys } from "./auth.ts";
 export type { ErrorBody, ErrorCode, ErrorDetail } from "./errors.ts";
 export { ERRORS, isPetStoreError, PetStoreError } from "./errors.ts";
 export type { BodyReader, PetStoreRequest, PetStoreResponse } from "./handler.ts";
+export type { OpenApiOptions } from "./openapi.ts";
+export { buildOpenApi } from "./openapi.ts";
 export type { ListPetsInput, Operations, PetPage } from "./operations.ts";
-export { ErrorSchema, ListQuery, NewPet, PET_STATUSES, Pet, PetStatus, Pets } from "./schemas.ts";
+export {
+  DEFAULT_DEPRECATED_AT,
+  DEFAULT_SUNSET_AT,
+  ErrorSchema,
+  ListQuery,
+  NewPet,
+  PET_STATUSES,
+  Pet,
+  PetStatus,
+  Pets,
+} from "./schemas.ts";
 export type { MemoryStorageOptions } from "./storage/memory.ts";
 export { memoryStorage } from "./storage/memory.ts";
+export type { OpenStorageOptions } from "./storage/open.ts";
+export { openStorage, StorageConfigError } from "./storage/open.ts";
 export type { ListPage, PetData, PetStorage } from "./storage/port.ts";
+export type { PostgresStorageOptions } from "./storage/postgres.ts";
+export { postgresStorage } from "./storage/postgres.ts";
+export type { RedisStorageOptions } from "./storage/redis.ts";
+export { redisStorage } from "./storage/redis.ts";
+export type { SqliteStorageOptions } from "./storage/sqlite.ts";
+export { sqliteStorage } from "./storage/sqlite.ts";

@@ -1,0 +1,203 @@
+/**
+ * The API reference page at `GET /docs`: Swagger UI, served from the swagger-ui-dist package
+ * (no CDN, nothing fetched from elsewhere), reading the store's `{base}/openapi.json`. A user
+ * pastes a key in "Authorize" (kept across reloads) and tries each operation from the page.
+ *
+ * `createDocs` is HTTP-neutral; `createDocsHandler` is its node:http form for the standalone server.
+ */
+import { readFileSync } from "node:fs";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
+import { PetStoreError } from "../lib/errors.ts";
+
+export interface DocsOptions {
+  /** The store's base path, where `openapi.json` is served (default "/v1"). */
+  basePath?: string;
+  /** Where the page lives (default "/docs"); its assets live under `{path}/`. */
+  path?: string;
+}
+
+export interface DocsResponse {
+  status: number;
+  headers: Record<string, string>;
+  /** Empty for HEAD. */
+  body: Buffer;
+}
+
+const ASSETS: Record<string, string> = {
+  "swagger-ui.css": "text/css; charset=utf-8",
+  "swagger-ui-bundle.js": "text/javascript; charset=utf-8",
+  "favicon-32x32.png": "image/png",
+  "favicon-16x16.png": "image/png",
+};
+
+// Scripts and styles only from this server; API calls ("Try it out") may go to another server
+// picked in the page's server list. Swagger UI sets inline styles and data: images itself.
+const CSP = [
+  "default-src 'self'",
+  "script-src 'self'",
+  "style-src 'self' 'unsafe-inline'",
+  "img-src 'self' data:",
+  "connect-src 'self' http: https:",
+  "frame-ancestors 'none'",
+  "base-uri 'none'",
+  "form-action 'none'",
+].join("; ");
+
+const distDir = (): string => dirname(createRequire(import.meta.url).resolve("swagger-ui-dist/package.json"));
+
+const escapeHtml = (s: string): string => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+
+function page(path: string): string {
+  const p = escapeHtml(path);
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Pet Store API reference</title>
+<link rel="stylesheet" href="${p}/swagger-ui.css">
+<link rel="icon" type="image/png" href="${p}/favicon-32x32.png" sizes="32x32">
+<link rel="icon" type="image/png" href="${p}/favicon-16x16.png" sizes="16x16">
+</head>
+<body>
+<div id="swagger-ui"></div>
+<script src="${p}/swagger-ui-bundle.js"></script>
+<script src="${p}/init.js"></script>
+</body>
+</html>
+`;
+}
+
+function initScript(documentUrl: string): string {
+  const config = {
+    url: documentUrl,
+    dom_id: "#swagger-ui",
+    deepLinking: true,
+    // The key pasted in "Authorize" survives a reload (kept in this browser's localStorage).
+    persistAuthorization: true,
+    displayRequestDuration: true,
+    displayOperationId: true,
+    // The default would send the document to validator.swagger.io for a badge.
+    validatorUrl: null,
+  };
+  // The presets cannot be written as JSON; everything else is.
+  return `window.ui = SwaggerUIBundle(Object.assign(${JSON.stringify(config)}, {
+  presets: [SwaggerUIBundle.presets.apis],
+  layout: "BaseLayout",
+}));
+`;
+}
+
+/**
+ * The docs pages as an HTTP-neutral function: the answer for a request, or `undefined` when
+ * the path is not one of the docs' (so the caller routes it elsewhere).
+ *
+ * @example const docs = createDocs({ basePath: "/v1" }); docs("GET", "/docs")?.status // 200
+ */
+export function createDocs(options: DocsOptions = {}): (method: string, url: string) => DocsResponse | undefined {
+  const basePath = options.basePath ?? "/v1";
+  const path = options.path ?? "/docs";
+  if (!/^(\/[A-Za-z0-9._~-]+)+$/.test(path)) {
+    throw new TypeError(`createDocs: path must look like "/docs" (got ${JSON.stringify(path)})`);
+  }
+  const files = new Map<string, { type: string; body: Buffer; cache: string }>();
+  files.set(path, { type: "text/html; charset=utf-8", body: Buffer.from(page(path)), cache: "no-cache" });
+  files.set(`${path}/init.js`, {
+    type: "text/javascript; charset=utf-8",
+    body: Buffer.from(initScript(`${basePath}/openapi.json`)),
+    cache: "no-cache",
+  });
+  let dir: string | undefined;
+
+  // The package's files are read once, on first request, and kept (the bundle is ~1.5 MB).
+  function file(name: string) {
+    let entry = files.get(name);
+    if (entry === undefined && name.startsWith(`${path}/`)) {
+      const asset = name.slice(path.length + 1);
+      const type = ASSETS[asset];
+      if (type === undefined) return undefined;
+      dir ??= distDir();
+      entry = { type, body: readFileSync(join(dir, asset)), cache: "public, max-age=3600" };
+      files.set(name, entry);
+    }
+    return entry;
+  }
+
+  return function docs(method, url) {
+    const name = url.split("?", 1)[0] as string;
+    if (name !== path && !name.startsWith(`${path}/`)) return undefined;
+    const entry = file(name);
+    if (entry === undefined) return undefined;
+    const m = method.toUpperCase();
+    if (m !== "GET" && m !== "HEAD") {
+      const body = Buffer.from(JSON.stringify(new PetStoreError("method_not_allowed").toJSON()));
+      const headers = {
+        "content-type": "application/json; charset=utf-8",
+        "content-length": String(body.length),
+        allow: "GET, HEAD",
+      };
+      return { status: 405, headers, body };
+    }
+    const headers: Record<string, string> = {
+      "content-type": entry.type,
+      "content-length": String(entry.body.length),
+      "cache-control": entry.cache,
+      "x-content-type-options": "nosniff",
+    };
+    if (entry.type.startsWith("text/html")) {
+      headers["content-security-policy"] = CSP;
+      headers["referrer-policy"] = "no-referrer";
+    }
+    return { status: 200, headers, body: m === "HEAD" ? Buffer.alloc(0) : entry.body };
+  };
+}
+
+/**
+ * The docs pages for a node:http server: answers and returns true for a docs path, returns
+ * false (touching nothing) for any other.
+ *
+ * @example const docs = createDocsHandler({ basePath: "/v1" });
+ *   http.createServer((req, res) => docs(req, res) || petStoreHandler(req, res));
+ */
+export function createDocsHandler(options: DocsOptions = {}): (req: IncomingMessage, res: ServerResponse) => boolean {
+  const docs = createDocs(options);
+  return (req, res) => {
+    const answer = docs(req.method ?? "GET", req.url ?? "/");
+    if (answer === undefined) return false;
+    req.resume(); // a page request has no use for a body: drain it so keep-alive stays safe
+    res.writeHead(answer.status, answer.headers);
+    res.end(answer.body);
+    return true;
+  };
+}
+
+const byBasePath = new Map<string, ReturnType<typeof createDocs>>();
+
+/**
+ * The docs for the standalone server's extra routes (adapters/server.ts): for a docs path, a
+ * route answering it from the store's base path; `undefined` for any other path. The server
+ * answers HEAD and refuses other methods itself.
+ */
+export function docsRoute(path: string):
+  | ((context: { store: { basePath: string } }) => {
+      status: number;
+      contentType: string;
+      body: Uint8Array;
+      headers: Record<string, string>;
+    })
+  | undefined {
+  const known = path === "/docs" || path === "/docs/init.js" || (path.startsWith("/docs/") && path.slice(6) in ASSETS);
+  if (!known) return undefined;
+  return ({ store }) => {
+    let docs = byBasePath.get(store.basePath);
+    if (docs === undefined) {
+      docs = createDocs({ basePath: store.basePath });
+      byBasePath.set(store.basePath, docs);
+    }
+    const { status, body, headers } = docs("GET", path) as DocsResponse;
+    const { "content-type": contentType = "", "content-length": _length, ...rest } = headers;
+    return { status, contentType, body, headers: rest };
+  };
+}

@@ -1,0 +1,353 @@
+/**
+ * The OpenAPI 3.1 document of the API, built from the valibot schemas that validate requests
+ * (lib/schemas.ts) and the error table (lib/errors.ts): no schema is written twice. The
+ * document's facts (statuses, codes, headers) are the contract's, answer for answer.
+ */
+import type { JsonSchema } from "@valibot/to-json-schema";
+import { toJsonSchema, toJsonSchemaDefs } from "@valibot/to-json-schema";
+import type { ErrorCode } from "./errors.ts";
+import { ERRORS } from "./errors.ts";
+import {
+  DEFAULT_DEPRECATED_AT,
+  DEFAULT_LIMIT,
+  DEFAULT_SUNSET_AT,
+  ErrorSchema,
+  ListQuery,
+  MAX_ID,
+  NewPet,
+  Pet,
+  PetStatus,
+  Pets,
+} from "./schemas.ts";
+
+/** A JSON value of the document (kept loose on purpose: the document is data, checked by tests and lint). */
+// biome-ignore lint/suspicious/noExplicitAny: an OpenAPI document is free-form JSON
+type Json = any;
+
+export interface OpenApiOptions {
+  /** The store's base path (default "/v1"); the default of both servers' `baseUrl` variable. */
+  basePath?: string;
+  /** Default `baseUrl` of the production server, e.g. "https://api.example.com/v1" (default: basePath). */
+  productionUrl?: string;
+  /** Default `baseUrl` of the staging server (default: basePath). */
+  stagingUrl?: string;
+  /** When getPet was deprecated (default 2026-11-25), as in `createPetStore`. */
+  deprecatedAt?: Date;
+  /** When getPet goes away (default 2030-12-05), as in `createPetStore`. */
+  sunsetAt?: Date;
+}
+
+const JSON_MEDIA = "application/json";
+const SCHEMAS = "#/components/schemas/";
+const HEADERS = "#/components/headers/";
+
+const ref = (path: string): Json => ({ $ref: path });
+
+/** valibot → JSON Schema 2020-12 (the dialect of OpenAPI 3.1), with refs into components. */
+function schemaComponents(): Record<string, Json> {
+  const definitions = { PetStatus, NewPet, Pet, Pets, Error: ErrorSchema };
+  const config = {
+    target: "draft-2020-12" as const,
+    errorMode: "throw" as const,
+    // The `check` actions (non-blank name, length in code points) carry their JSON Schema
+    // equivalent in a `metadata` action beside them; anything else unconvertible must throw.
+    ignoreActions: ["check"],
+    overrideRef: ({ referenceId }: { referenceId: string }) => `${SCHEMAS}${referenceId}`,
+    // Ids and categoryIds are int64 in the spec, bounded to 2^53-1 by the contract.
+    overrideAction: ({ valibotAction, jsonSchema }: { valibotAction: Json; jsonSchema: JsonSchema }) =>
+      valibotAction.type === "max_value" && valibotAction.requirement === MAX_ID
+        ? { ...jsonSchema, format: "int64" }
+        : undefined,
+  };
+  const schemas: Record<string, Json> = toJsonSchemaDefs(definitions, config);
+  const query = toJsonSchema(ListQuery, { ...config, definitions }) as Json;
+  schemas.Error.description =
+    "Every error answer. `status` equals the HTTP status; validation errors may add `details`.";
+  schemas.Pets.description = "The bare JSON array of pets, `[]` when empty, in ascending `id` order.";
+  return { schemas, query: query.properties };
+}
+
+function header(description: string, schema: Json, required = true): Json {
+  return { description, required, schema };
+}
+
+const requestIdPattern = "^[A-Za-z0-9._-]{1,128}$";
+
+function headerComponents(deprecatedAt: Date, sunsetAt: Date): Record<string, Json> {
+  const seconds = Math.floor(deprecatedAt.getTime() / 1000);
+  return {
+    "X-Request-Id": header(
+      "The client's `X-Request-Id` when it is 1 to 128 characters of `[A-Za-z0-9._-]`, otherwise a new random id.",
+      { type: "string", pattern: requestIdPattern },
+    ),
+    "Cache-Control": header("Answers of the operations are never cached.", { type: "string", const: "no-store" }),
+    "Retry-After": header("Seconds to wait before retrying.", { type: "integer", minimum: 0, examples: [1] }),
+    "WWW-Authenticate": header(
+      '`Bearer realm="petstore"` when the key is missing; with `, error="invalid_token"` when it is wrong or unknown.',
+      { type: "string", pattern: '^Bearer realm="petstore"(, error="invalid_token")?$' },
+    ),
+    Location: header("Path of the created pet: `{base}/pets/{id}`.", {
+      type: "string",
+      pattern: "/pets/[1-9][0-9]*$",
+    }),
+    "Link-Next": header(
+      'Present when more pets follow (RFC 8288): `<{base}/pets?limit=N[&status=S]&cursor=C>; rel="next"`, path-absolute. Absent on the last page.',
+      { type: "string", pattern: '^<[^>]+>; rel="next"$' },
+      false,
+    ),
+    Deprecation: header("RFC 9745: when this operation was deprecated, as `@<unix seconds>`.", {
+      type: "string",
+      pattern: "^@[0-9]+$",
+      examples: [`@${seconds}`],
+    }),
+    Sunset: header("RFC 8594: when this operation goes away (an HTTP-date).", {
+      type: "string",
+      pattern: "^[A-Z][a-z]{2}, [0-9]{2} [A-Z][a-z]{2} [0-9]{4} [0-9]{2}:[0-9]{2}:[0-9]{2} GMT$",
+      examples: [sunsetAt.toUTCString()],
+    }),
+    "Link-Successor": header('The replacement of this operation: `<{base}/pets>; rel="successor-version"`.', {
+      type: "string",
+      pattern: '^<[^>]+/pets>; rel="successor-version"$',
+    }),
+    Allow: header("The methods this path accepts.", { type: "string", examples: ["GET, HEAD, POST"] }),
+  };
+}
+
+/** Headers on every answer of an operation, plus `extra` (name → component name). */
+function headers(extra: Record<string, string> = {}): Json {
+  const out: Json = { "X-Request-Id": ref(`${HEADERS}X-Request-Id`), "Cache-Control": ref(`${HEADERS}Cache-Control`) };
+  for (const [name, component] of Object.entries(extra)) out[name] = ref(`${HEADERS}${component}`);
+  return out;
+}
+
+const DEPRECATION_HEADERS = { Deprecation: "Deprecation", Sunset: "Sunset", Link: "Link-Successor" };
+
+/**
+ * The answer for one status of the error table: the Error schema narrowed to the codes this
+ * operation can produce with that status, and one example per code.
+ */
+function errorResponse(codes: ErrorCode[], extraHeaders: Record<string, string> = {}): Json {
+  const status = ERRORS[codes[0] as ErrorCode].status;
+  const examples: Json = {};
+  for (const code of codes) examples[code] = { value: { code, message: ERRORS[code].message, status } };
+  const byCode = codes.map((code) => `\`${code}\`: ${ERRORS[code].message}`).join(" ");
+  const named: Record<string, string> = {};
+  if (codes.includes("unauthorized")) named["WWW-Authenticate"] = "WWW-Authenticate";
+  if (codes.includes("storage_unavailable")) named["Retry-After"] = "Retry-After";
+  return {
+    description: byCode,
+    headers: headers({ ...named, ...extraHeaders }),
+    content: {
+      [JSON_MEDIA]: {
+        schema: {
+          allOf: [
+            ref(`${SCHEMAS}Error`),
+            { type: "object", properties: { code: { enum: codes }, status: { const: status } } },
+          ],
+        },
+        examples,
+      },
+    },
+  };
+}
+
+/**
+ * The answers every operation can give whatever its input: 401, 500 and 503. A 500 documents
+ * no extra header: the last-resort answer to an unexpected failure carries only the common ones.
+ */
+function commonErrors(extraHeaders: Record<string, string> = {}): Json {
+  return {
+    "401": errorResponse(["unauthorized"], extraHeaders),
+    "500": errorResponse(["internal_error"]),
+    "503": errorResponse(["storage_unavailable"], extraHeaders),
+  };
+}
+
+const security = [{ bearerAuth: [] }];
+
+const petExample = { id: 1, name: "Rex", categoryId: 1, status: "available" };
+
+function paths(query: Record<string, Json>, schemas: Record<string, Json>, sunset: string): Json {
+  const { description: _idDescription, ...petIdSchema } = schemas.Pet.properties.id;
+  const requestId = ref("#/components/parameters/X-Request-Id");
+  return {
+    "/pets": {
+      get: {
+        operationId: "listPets",
+        summary: "List all animals",
+        description:
+          'Pets in ascending `id` (creation) order, optionally filtered by `status`. Pagination is by opaque cursor: when more pets follow, the `Link` header carries the URL of the next page (`rel="next"`); following it until it is absent visits every pet once. Unknown query parameters are ignored.',
+        tags: ["pets"],
+        security,
+        parameters: [
+          {
+            name: "limit",
+            in: "query",
+            required: false,
+            description: "Maximum number of animals to return. Given at most once.",
+            schema: { ...query.limit, default: DEFAULT_LIMIT },
+          },
+          {
+            name: "status",
+            in: "query",
+            required: false,
+            description: "Filters by availability status (case-sensitive). Given at most once.",
+            schema: query.status,
+          },
+          {
+            name: "cursor",
+            in: "query",
+            required: false,
+            description:
+              'Opaque position from a previous page\'s `Link: rel="next"`; a cursor the service did not issue is refused.',
+            schema: query.cursor,
+          },
+          requestId,
+        ],
+        responses: {
+          "200": {
+            description: "A page of pets (the bare array).",
+            headers: headers({ Link: "Link-Next" }),
+            content: { [JSON_MEDIA]: { schema: ref(`${SCHEMAS}Pets`), example: [petExample] } },
+          },
+          "400": errorResponse(["invalid_query"]),
+          ...commonErrors(),
+        },
+      },
+      post: {
+        operationId: "createPet",
+        summary: "Add an animal",
+        description:
+          "Creates a pet from a NewPet. `status` defaults to `available`. Any other field (`id` included) is refused with `400 invalid_body` naming it.",
+        tags: ["pets"],
+        security,
+        parameters: [requestId],
+        requestBody: {
+          required: true,
+          description: "A NewPet, sent as `application/json` (parameters such as `charset=utf-8` are fine).",
+          content: { [JSON_MEDIA]: { schema: ref(`${SCHEMAS}NewPet`), example: { name: "Rex", categoryId: 1 } } },
+        },
+        responses: {
+          "201": {
+            description: "The created pet, with the `id` the service assigned.",
+            headers: headers({ Location: "Location" }),
+            content: { [JSON_MEDIA]: { schema: ref(`${SCHEMAS}Pet`), example: petExample } },
+          },
+          "400": errorResponse(["invalid_body", "malformed_json"]),
+          "413": errorResponse(["payload_too_large"]),
+          "415": errorResponse(["unsupported_media_type"]),
+          ...commonErrors(),
+        },
+      },
+    },
+    "/pets/{petId}": {
+      get: {
+        operationId: "getPet",
+        summary: "Get an animal (deprecated)",
+        description: `Deprecated: use \`listPets\` with the \`status\` filter instead. This operation goes away on ${sunset}; until then every answer about a pet carries the \`Deprecation\`, \`Sunset\` and \`Link: rel="successor-version"\` headers.`,
+        tags: ["pets"],
+        deprecated: true,
+        "x-deprecated-sunset": sunset,
+        security,
+        parameters: [
+          {
+            name: "petId",
+            in: "path",
+            required: true,
+            description: "The identifier of the animal: a decimal integer from 1 to 9007199254740991.",
+            schema: petIdSchema,
+          },
+          requestId,
+        ],
+        responses: {
+          "200": {
+            description: "The pet.",
+            headers: headers(DEPRECATION_HEADERS),
+            content: { [JSON_MEDIA]: { schema: ref(`${SCHEMAS}Pet`), example: petExample } },
+          },
+          "400": errorResponse(["invalid_pet_id"], DEPRECATION_HEADERS),
+          "404": errorResponse(["pet_not_found"], DEPRECATION_HEADERS),
+          ...commonErrors(DEPRECATION_HEADERS),
+        },
+      },
+    },
+  };
+}
+
+/** The 405 and 404 answers given outside any operation, kept as components for clients and checks. */
+function unroutedResponses(): Json {
+  return {
+    NotFound: errorResponse(["not_found"]),
+    MethodNotAllowed: errorResponse(["method_not_allowed"], { Allow: "Allow" }),
+  };
+}
+
+/**
+ * Builds the OpenAPI 3.1 document of the API.
+ *
+ * @example writeFileSync("openapi.json", JSON.stringify(buildOpenApi(), null, 2))
+ */
+export function buildOpenApi(options: OpenApiOptions = {}): Json {
+  const basePath = options.basePath ?? "/v1";
+  const serverDefault = basePath === "" ? "/" : basePath;
+  const sunsetAt = options.sunsetAt ?? DEFAULT_SUNSET_AT;
+  const sunset = sunsetAt.toISOString().slice(0, 10);
+  const { schemas, query } = schemaComponents();
+  const server = (description: string, url: string): Json => ({
+    url: "{baseUrl}",
+    description,
+    variables: {
+      baseUrl: {
+        default: url,
+        description: `The ${description.toLowerCase()} base URL, including the base path (e.g. \`https://petstore.example.com${basePath}\`).`,
+      },
+    },
+  });
+  return {
+    openapi: "3.1.0",
+    info: {
+      title: "Pet Store API",
+      version: "1.0.0",
+      summary: "List, add and get the animals offered in a pet store.",
+      description: `An HTTP/JSON service that manages the animals offered in a pet store. Every operation needs an API key, sent as \`Authorization: Bearer <key>\`.\n\nPaths are exact (\`${basePath}/pets/\` is not \`${basePath}/pets\`) and \`HEAD\` is accepted wherever \`GET\` is. Checks run in this order: route (\`404 not_found\`, \`405 method_not_allowed\` with \`Allow\`), key (\`401\`), content type, size and validation (\`415\`, \`413\`, \`400\`), then the operation. Every error is an \`Error\` body whose \`status\` equals the HTTP status. This document is served without a key at \`${basePath}/openapi.json\`.`,
+      license: { name: "MIT", identifier: "MIT" },
+    },
+    servers: [
+      server("Production", options.productionUrl ?? serverDefault),
+      server("Staging", options.stagingUrl ?? serverDefault),
+    ],
+    security,
+    tags: [{ name: "pets", description: "The animals of the catalogue." }],
+    paths: paths(query, schemas, sunset),
+    components: {
+      schemas,
+      parameters: {
+        "X-Request-Id": {
+          name: "X-Request-Id",
+          in: "header",
+          required: false,
+          description: "Echoed back when it is 1 to 128 characters of `[A-Za-z0-9._-]`; otherwise a new id is made.",
+          schema: { type: "string" },
+        },
+      },
+      headers: headerComponents(options.deprecatedAt ?? DEFAULT_DEPRECATED_AT, sunsetAt),
+      responses: unroutedResponses(),
+      securitySchemes: {
+        bearerAuth: {
+          type: "http",
+          scheme: "bearer",
+          description: "`Authorization: Bearer <API key>`. A key in the query string is never accepted.",
+        },
+      },
+    },
+  };
+}
+
+/** The `{base}/openapi.json` route of `createPetStore`: the document, built on first use and then kept. */
+export function openApiRoute(options: OpenApiOptions): () => { contentType: string; body: string } {
+  let body: string | undefined;
+  return () => {
+    body ??= JSON.stringify(buildOpenApi(options));
+    return { contentType: "application/json; charset=utf-8", body };
+  };
+}
