@@ -75,6 +75,10 @@ for (const [rule, body, field] of refused) {
       res.body,
     );
     assert.ok(error.message.includes(field), `message names the field: ${error.message}`);
+    const detail = error.details?.find((d) => d.path === field)?.message ?? "";
+    if (rule.includes("required")) assert.is(detail, "is required");
+    else if (["colour", "id", "__proto__", "constructor"].includes(field)) assert.match(detail, /unknown field/);
+    else assert.not.match(detail, /unknown field|is required/);
     assert.is(res.headers.location, undefined);
     assert.equal((await store.listPets()).pets, [], "nothing was stored");
   });
