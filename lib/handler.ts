@@ -8,8 +8,9 @@ import type { VerifyToken } from "./auth.ts";
 import { readBearer } from "./auth.ts";
 
 import { isPetStoreError, PetStoreError } from "./errors.ts";
-import type { Operations, PetPage } from "./operations.ts";
-import type { Pet } from "./schemas.ts";
+import type { CoreOperations, PetPage } from "./operations.ts";
+import type { Pet, PetStatus } from "./schemas.ts";
+import { DEFAULT_LIMIT, MAX_LIMIT, MIN_LIMIT, PET_STATUSES } from "./schemas.ts";
 
 /** Reads the body on demand, refusing (PetStoreError `payload_too_large`) past `limit` bytes. */
 export type BodyReader = (limit: number) => Promise<Uint8Array | string>;
@@ -103,7 +104,7 @@ function readQuery(raw: string): Map<string, string[]> | undefined {
   return params;
 }
 
-export function createHandler(ops: Operations, options: HandlerOptions) {
+export function createHandler(ops: CoreOperations, options: HandlerOptions) {
   const { basePath, maxBodyBytes, verify, publicRoutes = {} } = options;
   const collectionPath = `${basePath}/pets`;
   const itemPrefix = `${collectionPath}/`;
@@ -181,31 +182,38 @@ export function createHandler(ops: Operations, options: HandlerOptions) {
     }
   }
 
-  /** The list query from the URL, or an invalid_query error. */
-  function listQuery(rawQuery: string): { limit?: number; status?: string; cursor?: string } | PetStoreError {
+  /** The list query from the URL, fully checked, or an invalid_query error. */
+  function listQuery(
+    rawQuery: string,
+  ): { status: PetStatus | undefined; limit: number; cursor: string | undefined } | PetStoreError {
     const params = readQuery(rawQuery);
-    if (params === undefined)
+    if (params === undefined) {
       return new PetStoreError("invalid_query", "The query string is not valid percent-encoding.");
-    const query: { limit?: number; status?: string; cursor?: string } = {};
-    for (const name of ["limit", "status", "cursor"] as const) {
-      const values = params.get(name);
-      if (values === undefined) continue;
-      if (values.length > 1) {
+    }
+    for (const name of ["limit", "status", "cursor"]) {
+      if ((params.get(name)?.length ?? 0) > 1) {
         return new PetStoreError("invalid_query", `${name} must be given at most once.`, {
           details: [{ path: name, message: "is repeated" }],
         });
       }
-      const value = values[0] as string;
-      if (name === "limit") {
-        if (!/^[0-9]{1,3}$/.test(value)) {
-          return new PetStoreError("invalid_query", "limit must be an integer from 1 to 100.", {
-            details: [{ path: "limit", message: "must be an integer from 1 to 100" }],
-          });
-        }
-        query.limit = Number(value);
-      } else query[name] = value;
     }
-    return query;
+    const rawLimit = params.get("limit")?.[0];
+    let limit = DEFAULT_LIMIT;
+    if (rawLimit !== undefined) {
+      limit = /^[0-9]{1,3}$/.test(rawLimit) ? Number(rawLimit) : 0;
+      if (limit < MIN_LIMIT || limit > MAX_LIMIT) {
+        return new PetStoreError("invalid_query", "limit must be an integer from 1 to 100.", {
+          details: [{ path: "limit", message: "must be an integer from 1 to 100" }],
+        });
+      }
+    }
+    const status = params.get("status")?.[0];
+    if (status !== undefined && !(PET_STATUSES as readonly string[]).includes(status)) {
+      return new PetStoreError("invalid_query", "status must be one of available, pending, sold.", {
+        details: [{ path: "status", message: "must be one of available, pending, sold" }],
+      });
+    }
+    return { status: status as PetStatus | undefined, limit, cursor: params.get("cursor")?.[0] };
   }
 
   function nextLink(page: PetPage): Record<string, string> | undefined {
@@ -269,7 +277,7 @@ export function createHandler(ops: Operations, options: HandlerOptions) {
       }
       const query = listQuery(rawQuery);
       if (query instanceof PetStoreError) return fail(query, head, requestId);
-      const page = await ops.listPets(query);
+      const page = await ops.page(query.status, query.limit, query.cursor);
       return respond(200, petsJson(page.pets), head, requestId, nextLink(page));
     } catch (error) {
       if (isPetStoreError(error)) {

@@ -90,7 +90,9 @@ export function createPetStore(options: PetStoreOptions): PetStore {
   let closing: Promise<void> | undefined;
 
   return {
-    ...ops,
+    listPets: (query) => ops.listPets(query),
+    createPet: (input) => ops.createPet(input),
+    getPet: (id) => ops.getPet(id),
     handle,
     basePath,
     maxBodyBytes,

@@ -98,7 +98,13 @@ function notAPet(kind: string, value: unknown): PetStoreError {
   return new PetStoreError("internal_error", undefined, { cause });
 }
 
-export function createOperations(storage: PetStorage, timeoutMs: number): Operations {
+/** The operations plus what the handler uses after it has checked the query itself. */
+export interface CoreOperations extends Operations {
+  /** listPets with inputs already checked (status a PetStatus, limit 1..100). */
+  page(status: PetStatus | undefined, limit: number, cursor: string | undefined): Promise<PetPage>;
+}
+
+export function createOperations(storage: PetStorage, timeoutMs: number): CoreOperations {
   const guarded = guardStorage(timeoutMs, storage.inProcess === true);
   const checked = (pet: unknown): Pet => {
     if (isPet(pet)) return pet;
@@ -111,8 +117,11 @@ export function createOperations(storage: PetStorage, timeoutMs: number): Operat
       if (!parsed.success) {
         throw new PetStoreError("invalid_query", undefined, { details: issueDetails(parsed.issues) });
       }
-      const { status, cursor } = parsed.output;
-      const limit = parsed.output.limit ?? DEFAULT_LIMIT;
+      const { status, cursor, limit = DEFAULT_LIMIT } = parsed.output;
+      return this.page(status, limit, cursor);
+    },
+
+    async page(status, limit, cursor) {
       let after = 0;
       if (cursor !== undefined) {
         const decoded = decodeCursor(cursor, status);

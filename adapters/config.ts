@@ -1,0 +1,143 @@
+/**
+ * The standalone server's configuration: environment variables, and command-line flags of the
+ * same names that override them (never for keys: a key on a command line leaks into `ps`).
+ * Bad values throw ConfigError, whose one-line message the server prints before exiting 2.
+ */
+import { randomBytes } from "node:crypto";
+import { parseArgs } from "node:util";
+
+/** A configuration the server cannot start with. The message is one line for an operator. */
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "ConfigError";
+  }
+}
+
+export const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+export interface ServerConfig {
+  /** TCP port; 0 picks a free one. */
+  port: number;
+  host: string;
+  /** `memory`, `sqlite:<path>`, `redis://…`, `postgres://…` */
+  storage: string;
+  basePath: string;
+  logLevel: LogLevel;
+  /** Accepted API keys (at least one). */
+  apiKeys: string[];
+  /** Time allowed to receive a request's headers (ms, default 10 000). */
+  headersTimeoutMs?: number;
+  /** Time allowed to receive a whole request (ms, default 30 000). */
+  requestTimeoutMs?: number;
+  /** Idle time before a kept-alive connection is closed (ms, default 5 000). */
+  keepAliveTimeoutMs?: number;
+  /** Time in-flight requests get to finish on SIGTERM/SIGINT (ms, default 10 000). */
+  shutdownGraceMs?: number;
+}
+
+/** What `loadConfig` read: the config, whether the key was generated, and whether help was asked. */
+export interface LoadedConfig {
+  config: ServerConfig;
+  generatedKey: boolean;
+  help: boolean;
+}
+
+export const USAGE = `Usage: petstore [--port N] [--host ADDR] [--storage SPEC] [--base-path /v1] [--log-level info]
+
+Every flag mirrors an environment variable (the flag wins):
+  --port       PORT                TCP port (default 8080; 0 picks a free one)
+  --host       HOST                address to listen on (default 127.0.0.1)
+  --storage    PETSTORE_STORAGE    memory | sqlite:<path> | redis://… | postgres://… (default memory)
+  --base-path  PETSTORE_BASE_PATH  base path of the API (default /v1)
+  --log-level  LOG_LEVEL           ${LOG_LEVELS.join(" | ")} (default info)
+API keys are read only from PETSTORE_API_KEYS (comma-separated); without it a random key is
+generated and printed once at start-up.`;
+
+function parsePort(raw: string): number {
+  if (!/^[0-9]{1,5}$/.test(raw.trim()) || Number(raw) > 65535) {
+    throw new ConfigError(`PORT must be an integer from 0 to 65535 (got ${JSON.stringify(raw)})`);
+  }
+  return Number(raw);
+}
+
+function parseBasePath(raw: string): string {
+  if (raw === "/" || raw === "") return "";
+  if (!/^(\/[A-Za-z0-9._~-]+)+$/.test(raw)) {
+    throw new ConfigError(`PETSTORE_BASE_PATH must look like /v1 or /api/v1 (got ${JSON.stringify(raw)})`);
+  }
+  return raw;
+}
+
+function parseLevel(raw: string): LogLevel {
+  const level = raw.trim().toLowerCase();
+  if (!(LOG_LEVELS as readonly string[]).includes(level)) {
+    throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(", ")} (got ${JSON.stringify(raw)})`);
+  }
+  return level as LogLevel;
+}
+
+/** The keys of PETSTORE_API_KEYS, or one random key when it is unset or empty. Never echoes a key. */
+function readKeys(raw: string | undefined): { keys: string[]; generated: boolean } {
+  if (raw === undefined || raw.trim() === "") return { keys: [randomBytes(24).toString("base64url")], generated: true };
+  const keys = raw
+    .split(",")
+    .map((k) => k.trim())
+    .filter((k) => k !== "");
+  if (keys.length === 0) throw new ConfigError("PETSTORE_API_KEYS holds no key: give comma-separated keys");
+  if (keys.some((k) => /[^!-~]/.test(k))) {
+    throw new ConfigError("PETSTORE_API_KEYS: a key must be printable ASCII without spaces");
+  }
+  return { keys, generated: false };
+}
+
+function readFlags(argv: readonly string[]) {
+  try {
+    return parseArgs({
+      args: [...argv],
+      strict: true,
+      allowPositionals: false,
+      options: {
+        port: { type: "string" },
+        host: { type: "string" },
+        storage: { type: "string" },
+        "base-path": { type: "string" },
+        "log-level": { type: "string" },
+        help: { type: "boolean", short: "h" },
+      },
+    }).values;
+  } catch (error) {
+    const message = (error as Error).message.split("\n")[0] ?? "invalid arguments";
+    const keys = /api[-_]?keys?/i.test(message) ? " (keys are read only from PETSTORE_API_KEYS)" : "";
+    throw new ConfigError(`${message}${keys}; see --help`);
+  }
+}
+
+/**
+ * Reads the configuration from the environment and the command line.
+ *
+ * @example const { config, generatedKey } = loadConfig(process.env, process.argv.slice(2));
+ */
+export function loadConfig(env: NodeJS.ProcessEnv, argv: readonly string[] = []): LoadedConfig {
+  const flags = readFlags(argv);
+  // An empty variable counts as unset (`PORT= npm start`); an empty flag is a mistake.
+  const pick = (flag: string | undefined, name: string, fallback: string) => flag ?? (env[name] || fallback);
+  const host = pick(flags.host, "HOST", "127.0.0.1").trim();
+  if (host === "") throw new ConfigError("HOST must not be empty");
+  const storage = pick(flags.storage, "PETSTORE_STORAGE", "memory").trim();
+  if (storage === "") throw new ConfigError("PETSTORE_STORAGE must not be empty");
+  const { keys, generated } = readKeys(env.PETSTORE_API_KEYS);
+  return {
+    config: {
+      port: parsePort(pick(flags.port, "PORT", "8080")),
+      host,
+      storage,
+      basePath: parseBasePath(pick(flags["base-path"], "PETSTORE_BASE_PATH", "/v1")),
+      logLevel: parseLevel(pick(flags["log-level"], "LOG_LEVEL", "info")),
+      apiKeys: keys,
+    },
+    generatedKey: generated,
+    help: flags.help === true,
+  };
+}

@@ -1,0 +1,84 @@
+/**
+ * The Node `http` adapter: a `(req, res, next?)` listener that copies the request into the core's
+ * `handle()` and writes its answer back. Translation only: every rule lives in lib/.
+ *
+ * Writing another adapter? Import `createPetStore` (or take a `PetStore`), build a
+ * `PetStoreRequest` with lower-case header names and a BodyReader (see ./body.ts), call
+ * `store.handle()`, and copy `{ status, headers, body }` out unchanged.
+ *
+ * @example
+ *   const store = createPetStore({ auth: ["my-key"] });
+ *   http.createServer(createNodeHandler(store)).listen(8080);
+ */
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { PetStore } from "../lib/index.ts";
+import { announcesBody, mustClose, readBody } from "./body.ts";
+
+/** Called for requests outside the store's base path (Connect/Express `next` style). */
+export type Fallback = (req: IncomingMessage, res: ServerResponse) => void;
+
+export interface NodeHandlerOptions {
+  /**
+   * Serves requests outside the base path (your other routes). When absent, and no `next` is
+   * passed by the host framework, they get the contract's `404 not_found`.
+   */
+  fallback?: Fallback;
+}
+
+/** A Node listener; `next`, when a framework passes one, takes requests outside the base path. */
+export type NodeHandler = (req: IncomingMessage, res: ServerResponse, next?: (error?: unknown) => void) => void;
+
+type Store = Pick<PetStore, "handle" | "basePath" | "maxBodyBytes">;
+
+/** Writes the core's answer; `Connection: close` when an unread body could be too big to drain. */
+function send(store: Store, req: IncomingMessage, res: ServerResponse, answer: Awaited<ReturnType<Store["handle"]>>) {
+  if (res.headersSent || res.destroyed) return;
+  const headers = answer.headers;
+  if (mustClose(req, req.headers, store.maxBodyBytes)) headers.connection = "close";
+  try {
+    res.writeHead(answer.status, headers);
+    res.end(answer.body);
+  } catch {
+    res.destroy(); // only a broken socket gets here: there is nobody to answer
+  }
+}
+
+/** True when `url` is the base path or below it. */
+function isUnder(url: string, base: string): boolean {
+  if (base === "" || !url.startsWith(base)) return base === "";
+  const next = url.charCodeAt(base.length);
+  return Number.isNaN(next) || next === 47 /* / */ || next === 63 /* ? */;
+}
+
+/**
+ * Creates the listener for `http.createServer(listener)`, or to call from an existing server for
+ * the paths under `store.basePath` (Express `app.use(listener)` works too).
+ */
+export function createNodeHandler(store: Store, options: NodeHandlerOptions = {}): NodeHandler {
+  if (!store || typeof store.handle !== "function") {
+    throw new TypeError("createNodeHandler: expected a store from createPetStore()");
+  }
+  const { basePath } = store;
+  const fallback = options.fallback;
+  if (fallback !== undefined && typeof fallback !== "function") {
+    throw new TypeError("createNodeHandler: options.fallback must be a function (req, res) => void");
+  }
+
+  return function petStoreListener(req, res, next) {
+    // Express rewrites req.url below a mount point; the contract's paths are absolute.
+    const url = (req as { originalUrl?: string }).originalUrl ?? req.url ?? "/";
+    if (!isUnder(url, basePath)) {
+      if (next) return next();
+      if (fallback) return fallback(req, res);
+    }
+    const headers = req.headers;
+    store
+      .handle({
+        method: req.method ?? "GET",
+        path: url,
+        headers,
+        body: announcesBody(headers) ? (limit: number) => readBody(req, limit) : undefined,
+      })
+      .then((answer) => send(store, req, res, answer));
+  };
+}

@@ -1,0 +1,290 @@
+/**
+ * The standalone server: the Node adapter on its own `http` server, configured from the
+ * environment (see ./config.ts), with request logs, /healthz and /readyz, time-outs for slow
+ * clients, and a graceful stop on SIGTERM/SIGINT. `npm start` runs `main()`; tests and
+ * programs can call `startServer(config)` in-process.
+ */
+import { randomUUID } from "node:crypto";
+import { realpathSync } from "node:fs";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { createServer } from "node:http";
+import { fileURLToPath } from "node:url";
+import { PetStoreError } from "../lib/errors.ts";
+import type { PetStore } from "../lib/index.ts";
+import { createPetStore } from "../lib/index.ts";
+import { openStorage } from "../lib/storage/open.ts";
+import type { ServerConfig } from "./config.ts";
+import { ConfigError, loadConfig, USAGE } from "./config.ts";
+import { docsRoute } from "./docs.ts";
+import type { Logger } from "./logger.ts";
+import { createLogger, flushLogs, logRequest } from "./logger.ts";
+import { createNodeHandler } from "./node-http.ts";
+
+export type { LoadedConfig, ServerConfig } from "./config.ts";
+export { ConfigError, loadConfig } from "./config.ts";
+
+export interface RunningServer {
+  /** e.g. "http://127.0.0.1:8080/v1" (the real port when 0 was asked for). */
+  url: string;
+  port: number;
+  store: PetStore;
+  /** Stops accepting, lets in-flight requests finish (within the grace), closes the storage. Idempotent. */
+  close(): Promise<void>;
+}
+
+export interface StartOptions {
+  /** Where request logs go (default: JSON lines on stdout at `config.logLevel`). */
+  logger?: Logger;
+}
+
+/** What a non-API route answers; the server adds content-length, cache-control and x-request-id. */
+interface ExtraAnswer {
+  status: number;
+  contentType: string;
+  body: string | Uint8Array;
+  headers?: Record<string, string>;
+}
+
+type ExtraRoute = (context: { store: PetStore; draining: boolean }) => ExtraAnswer | Promise<ExtraAnswer>;
+
+const JSON_TYPE = "application/json; charset=utf-8";
+const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/; // the contract's rule, so that logs and answers share the id
+const json = (status: number, value: unknown): ExtraAnswer => ({
+  status,
+  contentType: JSON_TYPE,
+  body: JSON.stringify(value),
+});
+
+// ---------------------------------------------------------------------------------------------
+// EXTRA ROUTES: the server's non-API paths, outside the base path, answered without a key
+// (GET and HEAD only). Add new ones here, e.g. `case "/docs": return docsRoute;` from ./docs.ts.
+// ---------------------------------------------------------------------------------------------
+function extraRoute(path: string): ExtraRoute | undefined {
+  switch (path) {
+    case "/healthz":
+      return () => json(200, { status: "ok" });
+    case "/readyz":
+      return async ({ store, draining }) =>
+        !draining && (await store.ready()) ? json(200, { status: "ready" }) : json(503, { status: "unavailable" });
+    default:
+      return docsRoute(path); // GET /docs: the API reference page, and its assets under /docs/
+  }
+}
+
+async function serveExtra(
+  route: ExtraRoute,
+  store: PetStore,
+  draining: boolean,
+  req: IncomingMessage,
+  res: ServerResponse,
+) {
+  const requestId = req.headers["x-request-id"] as string;
+  const head = req.method === "HEAD";
+  let answer: ExtraAnswer;
+  if (req.method !== "GET" && !head) {
+    answer = json(405, new PetStoreError("method_not_allowed").toJSON());
+    answer.headers = { allow: "GET, HEAD" };
+  } else {
+    try {
+      answer = await route({ store, draining });
+    } catch {
+      answer = json(500, new PetStoreError("internal_error").toJSON());
+    }
+  }
+  if (res.destroyed) return;
+  res.writeHead(answer.status, {
+    "content-type": answer.contentType,
+    "cache-control": "no-store",
+    "x-request-id": requestId,
+    "content-length": String(Buffer.byteLength(answer.body)),
+    ...answer.headers,
+  });
+  res.end(head ? undefined : answer.body);
+}
+
+/** The scheme of a storage spec, for messages that must not show a password. */
+const storageKind = (spec: string) => /^([a-z][a-z0-9+.-]*):/i.exec(spec)?.[1] ?? spec;
+
+/**
+ * Opens the storage, checks it answers, and listens. Rejects with a one-line error (ConfigError or
+ * StorageConfigError) when the configuration cannot work.
+ *
+ * @example const server = await startServer({ ...loadConfig(process.env).config, port: 0 }); await server.close();
+ */
+export async function startServer(config: ServerConfig, options: StartOptions = {}): Promise<RunningServer> {
+  const logger = options.logger ?? createLogger(config.logLevel);
+  const storage = await openStorage(config.storage);
+  let store: PetStore;
+  try {
+    store = createPetStore({
+      storage,
+      auth: config.apiKeys,
+      basePath: config.basePath,
+      onError: (error) => logger.error({ err: error }, "unexpected error"),
+    });
+  } catch (error) {
+    await storage.close();
+    throw new ConfigError((error as Error).message);
+  }
+  if (!(await store.ready())) {
+    await store.close();
+    throw new ConfigError(`storage ${storageKind(config.storage)} is unreachable`);
+  }
+
+  const api = createNodeHandler(store);
+  const active = new Set<ServerResponse>();
+  let draining = false;
+  const headersTimeout = config.headersTimeoutMs ?? 10_000;
+  const server = createServer(
+    {
+      headersTimeout,
+      requestTimeout: Math.max(config.requestTimeoutMs ?? 30_000, headersTimeout),
+      connectionsCheckingInterval: Math.min(1000, headersTimeout),
+    },
+    (req, res) => {
+      const started = performance.now();
+      let requestId = req.headers["x-request-id"];
+      if (typeof requestId !== "string" || !REQUEST_ID.test(requestId)) {
+        requestId = randomUUID();
+        req.headers["x-request-id"] = requestId;
+      }
+      const url = req.url ?? "/";
+      const q = url.indexOf("?");
+      const path = q === -1 ? url : url.slice(0, q);
+      if (draining) res.shouldKeepAlive = false;
+      active.add(res);
+      res.once("close", () => {
+        active.delete(res);
+        const entry = { method: req.method ?? "", path, status: res.statusCode, ms: 0, reqId: requestId };
+        entry.ms = Math.round((performance.now() - started) * 100) / 100;
+        logRequest(logger, res.writableFinished ? entry : { ...entry, aborted: true });
+        if (draining) setImmediate(() => server.closeIdleConnections());
+      });
+      const extra = extraRoute(path);
+      if (extra) void serveExtra(extra, store, draining, req, res);
+      else api(req, res);
+    },
+  );
+  server.keepAliveTimeout = config.keepAliveTimeoutMs ?? 5000;
+
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once("error", reject);
+      server.listen(config.port, config.host, () => {
+        server.off("error", reject);
+        resolve();
+      });
+    });
+  } catch (error) {
+    await store.close();
+    const code = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
+    throw new ConfigError(`cannot listen on ${config.host}:${config.port}: ${code}`);
+  }
+  const address = server.address();
+  const port = typeof address === "object" && address !== null ? address.port : config.port;
+  const host = config.host.includes(":") ? `[${config.host}]` : config.host;
+
+  let closing: Promise<void> | undefined;
+  function close(): Promise<void> {
+    closing ??= (async () => {
+      draining = true;
+      for (const res of active) if (!res.headersSent) res.shouldKeepAlive = false;
+      const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      const grace = setTimeout(() => {
+        logger.warn({ inFlight: active.size }, "grace period over: closing the remaining connections");
+        server.closeAllConnections();
+      }, config.shutdownGraceMs ?? 10_000);
+      await stopped;
+      clearTimeout(grace);
+      await store.close();
+      if (options.logger === undefined) await flushLogs(logger); // a logger of our own: finish it
+    })();
+    return closing;
+  }
+
+  return { url: `http://${host}:${port}${store.basePath}`, port, store, close };
+}
+
+/** Prints one line on stderr and exits: 2 for a configuration that cannot work, else 1. */
+function die(error: unknown): never {
+  const name = (error as Error)?.name;
+  const known = name === "ConfigError" || name === "StorageConfigError";
+  const message = (error instanceof Error ? error.message : String(error)).split("\n")[0];
+  process.stderr.write(`petstore: ${known ? "" : "cannot start: "}${message}\n`);
+  process.exit(known ? 2 : 1);
+}
+
+/** Runs the server as `npm start` / the `petstore` command does, until SIGTERM or SIGINT. */
+export async function main(argv: readonly string[] = process.argv.slice(2), env = process.env): Promise<void> {
+  let loaded: ReturnType<typeof loadConfig>;
+  try {
+    loaded = loadConfig(env, argv);
+  } catch (error) {
+    die(error);
+  }
+  if (loaded.help) {
+    process.stdout.write(`${USAGE}\n`);
+    return;
+  }
+  const { config } = loaded;
+  const logger = createLogger(config.logLevel);
+  // Signals are handled from the start: one arriving while the storage opens stops the server
+  // as soon as it is up, instead of killing the process half-way.
+  let server: RunningServer | undefined;
+  let signalled: NodeJS.Signals | undefined;
+  const stop = async (signal: NodeJS.Signals) => {
+    if (signalled !== undefined) {
+      logger.warn({ signal }, "second signal: exiting now");
+      process.exit(1); // pino writes what is pending on exit
+    }
+    signalled = signal;
+    if (server === undefined) return; // still starting: see below
+    const closing = server.close(); // stops accepting at once, before anything else happens
+    logger.info({ signal }, "shutting down");
+    logger.flush(); // operators (and tests) see it now, not at the next 200 ms tick
+    try {
+      await closing;
+      logger.info("stopped");
+    } catch (error) {
+      logger.error({ err: error }, "error while stopping");
+    }
+    await flushLogs(logger);
+    process.exit(0);
+  };
+  process.on("SIGTERM", stop);
+  process.on("SIGINT", stop);
+
+  try {
+    server = await startServer(config, { logger });
+  } catch (error) {
+    die(error);
+  }
+  if (signalled !== undefined) {
+    const signal = signalled;
+    signalled = undefined;
+    return stop(signal);
+  }
+  if (loaded.generatedKey) {
+    process.stdout.write(
+      `No PETSTORE_API_KEYS set: generated API key for this run: ${config.apiKeys[0]}\n` +
+        `  (send it as "Authorization: Bearer <key>"; set PETSTORE_API_KEYS=key1,key2 to choose your own)\n`,
+    );
+  }
+  process.stdout.write(
+    `Pet Store API listening on ${server.url} (storage: ${storageKind(config.storage)}; GET /healthz, /readyz)\n`,
+  );
+}
+
+/** True when this file was started directly (`tsx adapters/server.ts`, `node dist/adapters/server.js`). */
+function isEntryPoint(): boolean {
+  const entry = process.argv[1];
+  if (entry === undefined) return false;
+  try {
+    return realpathSync(entry) === realpathSync(fileURLToPath(import.meta.url));
+  } catch {
+    return false;
+  }
+}
+
+if (isEntryPoint()) void main();

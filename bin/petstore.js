@@ -1,0 +1,15 @@
+#!/usr/bin/env node
+// The `petstore` command: runs the standalone server from the compiled dist/ when it exists
+// (an installed package), else from the TypeScript sources through tsx (a git checkout).
+import { existsSync } from "node:fs";
+
+const compiled = new URL("../dist/adapters/server.js", import.meta.url);
+let server;
+if (existsSync(compiled)) {
+  server = await import(compiled.href);
+} else {
+  const { register } = await import("tsx/esm/api");
+  register();
+  server = await import("../adapters/server.ts");
+}
+await server.main();

@@ -1,0 +1,130 @@
+/**
+ * The Node http adapter inside a host application: mounting under the base path, handing other
+ * requests to a fallback or to `next`, and refusing bad options. The HTTP contract itself is
+ * proven by the conformance suite (test/conformance).
+ */
+import type { IncomingMessage, ServerResponse } from "node:http";
+import http from "node:http";
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { createNodeHandler } from "../adapters/node-http.ts";
+import { createPetStore } from "../lib/index.ts";
+
+const KEY = "node-http-key";
+const auth = { authorization: `Bearer ${KEY}` };
+
+/** Serves `listener` on a free port for the duration of `run`. */
+async function serve(
+  listener: (req: IncomingMessage, res: ServerResponse) => void,
+  run: (base: string) => Promise<void>,
+): Promise<void> {
+  const server = http.createServer(listener);
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  try {
+    await run(`http://127.0.0.1:${(server.address() as { port: number }).port}`);
+  } finally {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  }
+}
+
+const host = (_req: IncomingMessage, res: ServerResponse) => {
+  res.writeHead(200, { "content-type": "text/plain" });
+  res.end("host route");
+};
+
+test("node-http: in an existing server, requests outside the base path go to the fallback", async () => {
+  const store = createPetStore({ auth: [KEY] });
+  await serve(createNodeHandler(store, { fallback: host }), async (base) => {
+    assert.is(await (await fetch(`${base}/`)).text(), "host route");
+    assert.is(await (await fetch(`${base}/v1x/pets`)).text(), "host route", "/v1x is not under /v1");
+    assert.is(await (await fetch(`${base}/assets/v1/pets`)).text(), "host route");
+    const api = await fetch(`${base}/v1/pets`, { headers: auth });
+    assert.is(api.status, 200);
+    assert.is(await api.text(), "[]");
+    const unknown = await fetch(`${base}/v1/unknown`, { headers: auth });
+    assert.is(unknown.status, 404, "under the base path the API answers, even for unknown paths");
+    assert.is(((await unknown.json()) as { code: string }).code, "not_found");
+  });
+  await store.close();
+});
+
+test("node-http: without a fallback, requests outside the base path get the contract's 404 not_found", async () => {
+  const store = createPetStore({ auth: [KEY] });
+  await serve(createNodeHandler(store), async (base) => {
+    const res = await fetch(`${base}/elsewhere`);
+    assert.is(res.status, 404);
+    assert.is(res.headers.get("content-type"), "application/json; charset=utf-8");
+    assert.is(((await res.json()) as { code: string }).code, "not_found");
+  });
+  await store.close();
+});
+
+test("node-http: as Connect/Express middleware, requests outside the base path go to next()", async () => {
+  const store = createPetStore({ auth: [KEY] });
+  const api = createNodeHandler(store);
+  // A minimal middleware chain, as Connect and Express call it.
+  const chain = (req: IncomingMessage, res: ServerResponse) => api(req, res, () => host(req, res));
+  await serve(chain, async (base) => {
+    assert.is(await (await fetch(`${base}/about`)).text(), "host route");
+    assert.is((await fetch(`${base}/v1/pets`, { headers: auth })).status, 200);
+  });
+  await store.close();
+});
+
+test("node-http: when a framework rewrote req.url below a mount point, originalUrl is what counts", async () => {
+  const store = createPetStore({ auth: [KEY] });
+  const api = createNodeHandler(store);
+  const mounted = (req: IncomingMessage, res: ServerResponse) => {
+    // What Express does for app.use("/v1", api): req.url loses the mount path.
+    Object.assign(req, { originalUrl: req.url, url: (req.url ?? "").replace(/^\/v1/, "") || "/" });
+    api(req, res);
+  };
+  await serve(mounted, async (base) => {
+    const res = await fetch(`${base}/v1/pets`, {
+      method: "POST",
+      headers: { ...auth, "content-type": "application/json" },
+      body: '{"name":"Rex","categoryId":1}',
+    });
+    assert.is(res.status, 201);
+    assert.is(res.headers.get("location"), "/v1/pets/1");
+  });
+  await store.close();
+});
+
+test("node-http: a store with a longer base path is served there, Location and Link included", async () => {
+  const store = createPetStore({ auth: [KEY], basePath: "/api/pets-v1" });
+  for (let i = 0; i < 3; i++) await store.createPet({ name: `p${i}`, categoryId: 1 });
+  await serve(createNodeHandler(store, { fallback: host }), async (base) => {
+    const page = await fetch(`${base}/api/pets-v1/pets?limit=2`, { headers: auth });
+    assert.match(page.headers.get("link") ?? "", /^<\/api\/pets-v1\/pets\?limit=2&cursor=/);
+    assert.is(await (await fetch(`${base}/v1/pets`)).text(), "host route");
+  });
+  await store.close();
+});
+
+test("node-http: the adapter adds no header of its own (no X-Powered-By, no Server)", async () => {
+  const store = createPetStore({ auth: [KEY] });
+  await serve(createNodeHandler(store), async (base) => {
+    const res = await fetch(`${base}/v1/pets`, { headers: auth });
+    const names = [...res.headers.keys()].sort();
+    assert.equal(names, [
+      "cache-control",
+      "connection",
+      "content-length",
+      "content-type",
+      "date",
+      "keep-alive",
+      "x-request-id",
+    ]);
+  });
+  await store.close();
+});
+
+test("node-http: createNodeHandler refuses what is not a store, and a fallback that is not a function", () => {
+  assert.throws(() => createNodeHandler({} as never), /createPetStore/);
+  const store = createPetStore({ auth: [KEY] });
+  assert.throws(() => createNodeHandler(store, { fallback: "index.html" as never }), /fallback/);
+});
+
+test.run();
