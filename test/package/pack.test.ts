@@ -1,0 +1,356 @@
+/**
+ * The package as users get it. A copy of the repository is built (`npm run build`) and packed
+ * (`npm pack`); the tarball is installed into a fresh temporary project (from the npm cache
+ * where possible), where (a) a JavaScript program imports the compiled core and adapters,
+ * (b) a TypeScript consumer is type-checked against the shipped .d.ts files, and (c) the `bin`
+ * starts a server. Nothing here touches the repository's own dist/ or node_modules/.
+ */
+import type { SpawnSyncReturns } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+
+const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+const TMP = mkdtempSync(join(tmpdir(), "petstore-pack-"));
+const SOURCE = join(TMP, "source");
+const CONSUMER = join(TMP, "consumer");
+const KEY = "pack-smoke-key-0123456789";
+
+/**
+ * The environment for nested npm commands: without the npm_* variables of an outer `npm test`
+ * (npm_config_local_prefix would point them at the repository), but with the same cache.
+ */
+function npmEnv(): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [name, value] of Object.entries(process.env)) {
+    if (!/^npm_/i.test(name) || name === "npm_config_cache") env[name] = value;
+  }
+  return { ...env, npm_config_fund: "false", npm_config_audit: "false", npm_config_update_notifier: "false" };
+}
+
+/** Runs a command to its end (bounded); throws with its output when it fails. */
+function run(command: string, args: string[], cwd: string, ms = 60_000): string {
+  const result: SpawnSyncReturns<string> = spawnSync(command, args, {
+    cwd,
+    env: npmEnv(),
+    encoding: "utf8",
+    timeout: ms,
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  if (result.status !== 0) {
+    throw new Error(
+      `${command} ${args.join(" ")} failed (${result.error?.message ?? `exit ${result.status}`})\n` +
+        `${result.stdout}\n${result.stderr}`,
+    );
+  }
+  return result.stdout;
+}
+
+const version = (pkg: string): string =>
+  JSON.parse(readFileSync(join(ROOT, "node_modules", pkg, "package.json"), "utf8")).version;
+
+const repoPkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8"));
+const binName = typeof repoPkg.bin === "string" ? repoPkg.name : Object.keys(repoPkg.bin ?? {})[0];
+
+/** Everything a fresh clone has, without installed or built files. */
+function copySource() {
+  const skip = new Set(["node_modules", ".git", "dist", ".tmp", "coverage"]);
+  cpSync(ROOT, SOURCE, {
+    recursive: true,
+    filter: (path) => {
+      const rel = path.slice(ROOT.length).replace(/^[/\\]/, "");
+      const top = rel.split(/[/\\]/)[0] ?? "";
+      return !skip.has(top) && !rel.endsWith(".tgz");
+    },
+  });
+  symlinkSync(join(ROOT, "node_modules"), join(SOURCE, "node_modules"), "dir");
+}
+
+let tarball = "";
+let packed: { path: string }[] = [];
+
+test.before(() => {
+  copySource();
+  run("npm", ["run", "build"], SOURCE, 90_000);
+  const out = JSON.parse(run("npm", ["pack", "--json", "--pack-destination", TMP], SOURCE));
+  tarball = join(TMP, out[0].filename);
+  packed = out[0].files;
+
+  mkdirSync(CONSUMER);
+  writeFileSync(
+    join(CONSUMER, "package.json"),
+    JSON.stringify({ name: "petstore-consumer", version: "1.0.0", private: true, type: "module" }, null, 2),
+  );
+  // The tarball, plus the optional peer the hapi check needs and Node's types for tsc: from the
+  // npm cache alone when it holds everything, else from the registry for what it lacks.
+  const install = (mode: string) =>
+    run(
+      "npm",
+      [
+        "install",
+        mode,
+        "--no-package-lock",
+        "--loglevel=error",
+        tarball,
+        `@hapi/hapi@${version("@hapi/hapi")}`,
+        `@types/node@${version("@types/node")}`,
+      ],
+      CONSUMER,
+      90_000,
+    );
+  try {
+    install("--offline");
+  } catch {
+    install("--prefer-offline");
+  }
+});
+
+test.after(() => {
+  rmSync(TMP, { recursive: true, force: true });
+});
+
+test("package: the tarball holds the compiled library and its docs, and no tests, benches, sources or dangling maps", () => {
+  const paths = packed.map((f) => f.path);
+  const set = new Set(paths);
+  for (const required of ["package.json", "README.md", "CHANGELOG.md", "dist/lib/index.js", "dist/lib/index.d.ts"]) {
+    assert.ok(set.has(required), `${required} is in the tarball`);
+  }
+  // Every entry point package.json names exists in the tarball.
+  const targets: string[] = [];
+  const collect = (value: unknown) => {
+    if (typeof value === "string") targets.push(value.replace(/^\.\//, ""));
+    else if (value && typeof value === "object") for (const v of Object.values(value)) collect(v);
+  };
+  collect(repoPkg.exports);
+  collect(repoPkg.bin);
+  collect(repoPkg.main);
+  collect(repoPkg.types);
+  for (const target of targets) assert.ok(set.has(target), `package.json names ${target}, which is in the tarball`);
+
+  const unwanted = paths.filter(
+    (p) =>
+      /(^|\/)(test|tests|bench|examples|scripts|\.ci|\.tmp|node_modules)\//.test(p) ||
+      /\.test\.[cm]?[jt]s$/.test(p) ||
+      (/\.[cm]?ts$/.test(p) && !/\.d\.[cm]?ts$/.test(p)) ||
+      /\.tgz$|\.db$|\.cpuprofile$/.test(p),
+  );
+  assert.equal(unwanted, [], "no tests, benches, examples, TypeScript sources or stray files");
+
+  // A source map (or a sourceMappingURL) must point at files that ship.
+  const extracted = join(TMP, "extracted");
+  mkdirSync(extracted);
+  run("tar", ["-xzf", tarball, "-C", extracted], TMP);
+  for (const path of paths) {
+    const file = join(extracted, "package", path);
+    if (path.endsWith(".map")) {
+      const map = JSON.parse(readFileSync(file, "utf8")) as { sources?: string[] };
+      for (const source of map.sources ?? []) {
+        assert.ok(existsSync(join(file, "..", source)), `${path} points at ${source}, which ships`);
+      }
+    } else if (/\.[cm]?js$|\.d\.[cm]?ts$/.test(path)) {
+      const url = /\/\/# sourceMappingURL=(\S+)\s*$/.exec(readFileSync(file, "utf8"))?.[1];
+      if (url !== undefined && !url.startsWith("data:")) {
+        assert.ok(set.has(join(path, "..", url)), `${path} names the map ${url}, which ships`);
+      }
+    }
+  }
+});
+
+test("package: a JavaScript program runs the compiled core, the Node adapter, the hapi plugin and the docs page from dist/", () => {
+  writeFileSync(
+    join(CONSUMER, "app.mjs"),
+    `import { createServer } from "node:http";
+import { createRequire } from "node:module";
+import Hapi from "@hapi/hapi";
+import { createPetStore, isPetStoreError, openStorage } from "petstore-lib";
+import { createDocsHandler } from "petstore-lib/docs";
+import { petStorePlugin } from "petstore-lib/hapi";
+import { createNodeHandler } from "petstore-lib/node-http";
+
+const result = {};
+const where = createRequire(import.meta.url).resolve("petstore-lib");
+result.resolved = where.slice(where.indexOf("node_modules"));
+
+const store = createPetStore({ auth: ["${KEY}"] });
+result.core = await store.createPet({ name: "Rex", categoryId: 1 });
+try { await store.getPet(99); } catch (error) { result.notFound = isPetStoreError(error, "pet_not_found"); }
+
+const docs = createDocsHandler({ basePath: "/v1" });
+const server = createServer(createNodeHandler(store, { fallback: (req, res) => docs(req, res) || res.end("host") }));
+await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+const base = "http://127.0.0.1:" + server.address().port;
+const auth = { authorization: "Bearer ${KEY}" };
+const created = await fetch(base + "/v1/pets", { method: "POST", headers: { ...auth, "content-type": "application/json" }, body: '{"name":"Tom","categoryId":2}' });
+result.created = [created.status, await created.json()];
+const list = await fetch(base + "/v1/pets", { headers: auth });
+result.list = [list.status, await list.json()];
+result.host = await (await fetch(base + "/elsewhere")).text();
+const doc = await fetch(base + "/v1/openapi.json");
+result.openapi = [doc.status, (await doc.json()).info.version];
+const page = await fetch(base + "/docs");
+const asset = await fetch(base + "/docs/swagger-ui-bundle.js");
+result.docs = [page.status, (await page.text()).includes("swagger-ui"), asset.status, (await asset.arrayBuffer()).byteLength > 100000];
+server.close();
+server.closeAllConnections();
+
+const hapi = Hapi.server();
+await hapi.register({ plugin: petStorePlugin, options: { store } });
+const injected = await hapi.inject({ method: "GET", url: "/v1/pets/1", headers: auth });
+result.hapi = [injected.statusCode, injected.result ? JSON.parse(injected.payload).name : null, injected.headers.deprecation];
+
+// Optional storage drivers are not installed here: asking for one is one clear error.
+try { await openStorage("redis://127.0.0.1:6379"); } catch (error) { result.redis = error.name + ": " + error.message; }
+await store.close();
+console.log(JSON.stringify(result));
+`,
+  );
+  const out = run(process.execPath, ["app.mjs"], CONSUMER, 30_000);
+  const result = JSON.parse(out.trim().split("\n").pop() ?? "{}");
+  assert.is(result.resolved, "node_modules/petstore-lib/dist/lib/index.js");
+  assert.equal(result.core, { id: 1, name: "Rex", categoryId: 1, status: "available" });
+  assert.is(result.notFound, true);
+  assert.equal(result.created, [201, { id: 2, name: "Tom", categoryId: 2, status: "available" }]);
+  assert.is(result.list[0], 200);
+  assert.is(result.list[1].length, 2);
+  assert.is(result.host, "host");
+  assert.equal(result.openapi, [200, "1.0.0"]);
+  assert.equal(result.docs, [200, true, 200, true], "the docs page and its Swagger UI assets from swagger-ui-dist");
+  assert.equal(result.hapi, [200, "Rex", "@1795564800"]);
+  assert.match(result.redis, /^StorageConfigError: .*@keyv\/redis.*npm install @keyv\/redis/);
+});
+
+test("package: a strict TypeScript consumer type-checks against the shipped .d.ts files", () => {
+  writeFileSync(
+    join(CONSUMER, "tsconfig.json"),
+    JSON.stringify({
+      compilerOptions: {
+        target: "ES2022",
+        module: "NodeNext",
+        moduleResolution: "NodeNext",
+        strict: true,
+        noEmit: true,
+        skipLibCheck: false, // the shipped declarations themselves must be sound
+        types: ["node"],
+      },
+      files: ["consumer.ts", "joi-shim.d.ts"],
+    }),
+  );
+  // @hapi/hapi's own declarations import types from "joi", which hapi lists only as a
+  // devDependency: loose stand-ins for them, so that only our declarations are judged.
+  const joiTypes = ["Root", "ObjectSchema", "ValidationOptions", "SchemaMap", "Schema"];
+  writeFileSync(
+    join(CONSUMER, "joi-shim.d.ts"),
+    `declare module "joi" {\n${joiTypes.map((t) => `  export type ${t}<T = any> = any;\n`).join("")}}\n`,
+  );
+  writeFileSync(
+    join(CONSUMER, "consumer.ts"),
+    `import { createServer } from "node:http";
+import Hapi from "@hapi/hapi";
+import type { ErrorCode, Pet, PetPage, PetStorage, PetStore, PetStoreResponse } from "petstore-lib";
+import { apiKeys, createPetStore, isPetStoreError, memoryStorage, openStorage, PetStoreError, redisStorage } from "petstore-lib";
+import { petStorePlugin } from "petstore-lib/hapi";
+import { createNodeHandler } from "petstore-lib/node-http";
+import type { RunningServer, ServerConfig } from "petstore-lib/server";
+import { loadConfig, startServer } from "petstore-lib/server";
+
+const storage: PetStorage = memoryStorage();
+const store: PetStore = createPetStore({ storage, auth: apiKeys(["k"]), basePath: "/api/v1", maxBodyBytes: 1024 });
+createPetStore({ auth: async (token: string) => token === "k" });
+const pet: Pet = await store.createPet({ name: "Rex", categoryId: 1 });
+const id: number = pet.id;
+const page: PetPage = await store.listPets({ status: "sold", limit: 10, cursor: undefined });
+const next: string | undefined = page.nextCursor;
+const res: PetStoreResponse = await store.handle({ method: "GET", path: "/api/v1/pets", headers: {} });
+const status: number = res.status;
+try {
+  await store.getPet("7");
+} catch (error) {
+  if (isPetStoreError(error, "pet_not_found")) {
+    const code: ErrorCode = error.code;
+    console.log(code, error.status, error instanceof PetStoreError);
+  }
+}
+createServer(createNodeHandler(store, { fallback: (_req, res) => res.end() }));
+const hapi = Hapi.server();
+await hapi.register({ plugin: petStorePlugin, options: { store } });
+const redis: Promise<PetStorage> = redisStorage({ url: "redis://127.0.0.1:6379", namespace: "shop" });
+const opened: Promise<PetStorage> = openStorage("memory");
+const config: ServerConfig = { port: 0, host: "127.0.0.1", storage: "memory", basePath: "/v1", logLevel: "info", apiKeys: ["k"] };
+const running: Promise<RunningServer> = startServer(config);
+const loaded: ServerConfig = loadConfig({ PORT: "0" }, ["--log-level", "warn"]).config;
+void [id, next, status, redis, opened, running, loaded];
+
+// The types are precise, not any: each of these lines must be refused.
+// @ts-expect-error a pet's status is one of three strings
+const lost: Pet["status"] = "lost";
+// @ts-expect-error auth is required
+createPetStore({});
+// @ts-expect-error error codes come from the contract's table
+const code: ErrorCode = "teapot";
+// @ts-expect-error the Node adapter needs a store
+createNodeHandler({});
+// @ts-expect-error fallback is a (req, res) function
+createNodeHandler(store, { fallback: "/" });
+void [lost, code];
+`,
+  );
+  run(process.execPath, [join(ROOT, "node_modules/typescript/bin/tsc"), "-p", "tsconfig.json"], CONSUMER, 90_000);
+});
+
+test("package: the bin starts a server on PORT=0, answers an authorised request, and exits 0 on SIGTERM", async () => {
+  assert.ok(binName, "package.json has a bin");
+  const bin = join(CONSUMER, "node_modules", ".bin", binName as string);
+  assert.ok(existsSync(bin), `${bin} is installed`);
+  const child = spawn(bin, [], {
+    cwd: CONSUMER,
+    env: { PATH: process.env.PATH ?? "", PORT: "0", PETSTORE_API_KEYS: KEY },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let out = "";
+  let err = "";
+  child.stdout.setEncoding("utf8").on("data", (s: string) => {
+    out += s;
+  });
+  child.stderr.setEncoding("utf8").on("data", (s: string) => {
+    err += s;
+  });
+  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  const bounded = <T>(promise: Promise<T>, what: string) =>
+    Promise.race([
+      promise,
+      new Promise<never>((_, reject) =>
+        setTimeout(() => reject(new Error(`${what} within 15 s\n${out}\n${err}`)), 15_000).unref(),
+      ),
+    ]);
+  try {
+    const url = await bounded(
+      new Promise<string>((resolve, reject) => {
+        const check = () => {
+          const found = /listening on (http:\/\/\S+)/.exec(out)?.[1];
+          if (found !== undefined) resolve(found);
+        };
+        child.stdout.on("data", check);
+        void exited.then((code) => reject(new Error(`exited with ${code}: ${out}\n${err}`)));
+      }),
+      "no start-up line",
+    );
+    assert.match(url, /^http:\/\/127\.0\.0\.1:[1-9]\d*\/v1$/);
+    const res = await fetch(`${url}/pets`, { headers: { authorization: `Bearer ${KEY}` } });
+    assert.is(res.status, 200);
+    assert.is(await res.text(), "[]");
+    child.kill("SIGTERM");
+    assert.is(await bounded(exited, "no exit after SIGTERM"), 0);
+    assert.is(err, "");
+  } finally {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill("SIGKILL");
+      await exited;
+    }
+  }
+});
+
+test.run();
