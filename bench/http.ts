@@ -1,0 +1,201 @@
+/**
+ * H1, H2, H3: our server and its baseline, each in its own child process, loaded in turn by
+ * autocannon from this process over loopback: a warm-up of each, then rounds A, B, A, B, … so
+ * that drift of the machine hits both alike. Before measuring, both answer one request and the
+ * answers are compared (a baseline that answered something else would prove nothing); every
+ * round must be all 2xx, without errors or time-outs.
+ * Run by bench/run.ts; by hand: `npx tsx bench/http.ts H1 [--quick] [--profile]`.
+ */
+import type { ChildProcess } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { fileURLToPath } from "node:url";
+import autocannon from "autocannon";
+import { cpuOf, finish, start, stop, waitFor } from "./child.ts";
+import { median, QUICK, spread } from "./measure.ts";
+import { row } from "./report.ts";
+
+interface Scenario {
+  label: string;
+  ours: "standalone" | "hapi" | "node-http";
+  baseline: "node-list" | "hapi-list" | "node-create";
+  method: "GET" | "POST";
+  path: string;
+  body?: string;
+  pets: number;
+  target: number;
+}
+
+const SCENARIOS: Record<string, Scenario> = {
+  H1: {
+    label: "GET /v1/pets?limit=20, standalone server, memory, 10,000 pets",
+    ours: "standalone",
+    baseline: "node-list",
+    method: "GET",
+    path: "/v1/pets?limit=20",
+    pets: 10_000,
+    target: 0.85,
+  },
+  H2: {
+    label: "GET /v1/pets?limit=20, hapi plugin, memory, 10,000 pets",
+    ours: "hapi",
+    baseline: "hapi-list",
+    method: "GET",
+    path: "/v1/pets?limit=20",
+    pets: 10_000,
+    target: 0.9,
+  },
+  H3: {
+    label: "POST /v1/pets (valid body), standalone server, memory",
+    ours: "standalone",
+    baseline: "node-create",
+    method: "POST",
+    path: "/v1/pets",
+    body: JSON.stringify({ name: "Rex", categoryId: 7 }),
+    pets: 0,
+    target: 0.8,
+  },
+};
+
+const id = process.argv[2] ?? "";
+function pick(): Scenario {
+  const found = SCENARIOS[id];
+  if (found === undefined) throw new Error(`bench/http.ts: unknown scenario ${JSON.stringify(id)} (H1, H2 or H3)`);
+  return found;
+}
+const scenario = pick();
+const PROFILE = process.argv.includes("--profile");
+const ROUNDS = QUICK ? 1 : 4;
+const ROUND_SECONDS = QUICK ? 1 : 3;
+const WARM_SECONDS = QUICK ? 0 : 2;
+const CONNECTIONS = 32;
+const KEY = randomBytes(16).toString("hex");
+const PROFILE_DIR = fileURLToPath(new URL("./profiles/", import.meta.url));
+
+/** Headers that differ between any two answers, whoever sends them. */
+const VOLATILE = new Set(["date", "connection", "keep-alive", "x-request-id", "transfer-encoding"]);
+
+interface Answer {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+/** One request as autocannon sends it (no compression asked for). */
+async function ask(port: number): Promise<Answer> {
+  const headers: Record<string, string> = { authorization: `Bearer ${KEY}`, "accept-encoding": "identity" };
+  if (scenario.body !== undefined) headers["content-type"] = "application/json";
+  const res = await fetch(`http://127.0.0.1:${port}${scenario.path}`, {
+    method: scenario.method,
+    headers,
+    body: scenario.body,
+    signal: AbortSignal.timeout(10_000),
+  });
+  const kept: Record<string, string> = {};
+  res.headers.forEach((value, name) => {
+    if (!VOLATILE.has(name)) kept[name] = value;
+  });
+  return { status: res.status, headers: kept, body: await res.text() };
+}
+
+/** Throws when the baseline's answer is not ours; returns a note on header names that differ. */
+function compare(ours: Answer, base: Answer): string {
+  if (ours.status !== base.status) throw new Error(`${id}: status ${ours.status} (ours) vs ${base.status} (baseline)`);
+  // A created pet differs by its id (and so its Location); anything else must be the same bytes.
+  const normalise = (a: Answer) => a.body.replace(/^\{"id":[0-9]+,/, '{"id":0,');
+  if (normalise(ours) !== normalise(base)) {
+    throw new Error(
+      `${id}: bodies differ:\n  ours:     ${ours.body.slice(0, 300)}\n  baseline: ${base.body.slice(0, 300)}`,
+    );
+  }
+  const names = (a: Answer) => Object.keys(a.headers).sort();
+  const onlyOurs = names(ours).filter((n) => !(n in base.headers));
+  const onlyBase = names(base).filter((n) => !(n in ours.headers));
+  if (onlyOurs.length + onlyBase.length === 0) return "";
+  return `; headers only ours sends: ${onlyOurs.join(", ") || "none"}, only the baseline: ${onlyBase.join(", ") || "none"}`;
+}
+
+interface Round {
+  /** Requests a second. */
+  rate: number;
+  /** The server's CPU time a request, µs. */
+  cpu: number;
+}
+
+/** One autocannon run against `server`; throws unless every request got a 2xx answer. */
+async function load(server: ChildProcess, port: number, seconds: number): Promise<Round> {
+  const cpuBefore = await cpuOf(server);
+  const headers: Record<string, string> = { authorization: `Bearer ${KEY}` };
+  if (scenario.body !== undefined) headers["content-type"] = "application/json";
+  const result = await autocannon({
+    url: `http://127.0.0.1:${port}${scenario.path}`,
+    method: scenario.method,
+    headers,
+    body: scenario.body,
+    connections: CONNECTIONS,
+    duration: seconds,
+    timeout: 10,
+  });
+  if (result.errors > 0 || result.timeouts > 0 || result.non2xx > 0 || result.requests.total === 0) {
+    throw new Error(
+      `${id}: port ${port}: ${result.requests.total} requests, ${result.errors} errors, ${result.timeouts} time-outs, ` +
+        `${result.non2xx} non-2xx (${JSON.stringify(result.statusCodeStats)})`,
+    );
+  }
+  const cpu = (await cpuOf(server)) - cpuBefore;
+  return { rate: result.requests.total / result.duration, cpu: cpu / result.requests.total };
+}
+
+async function main() {
+  const s = scenario;
+  const children: ChildProcess[] = [];
+  try {
+    const env = { BENCH_KEY: KEY, BENCH_PETS: String(s.pets) };
+    // One profile a thread (tsx runs a loader thread): the main thread's is the big one.
+    const profile = (side: string) => (PROFILE ? ["--cpu-prof", `--cpu-prof-dir=${PROFILE_DIR}${id}-${side}`] : []);
+    // BENCH_OURS=node-http swaps the server under test, to locate a cost (see servers/ours.ts).
+    const oursMode = process.env.BENCH_OURS ?? s.ours;
+    const ours = start("./servers/ours.ts", [oursMode], { env, nodeFlags: profile("ours") });
+    children.push(ours);
+    const oursPort = (await waitFor(ours, "ready", 60_000)).port;
+    const reference = await ask(oursPort);
+    const base = start("./servers/baseline.ts", [s.baseline], {
+      env: { ...env, BENCH_REFERENCE: JSON.stringify({ ...reference, path: s.path }) },
+      nodeFlags: profile("baseline"),
+    });
+    children.push(base);
+    const basePort = (await waitFor(base, "ready", 60_000)).port;
+    const headerNote = compare(reference, await ask(basePort));
+
+    if (WARM_SECONDS > 0) {
+      await load(ours, oursPort, WARM_SECONDS);
+      await load(base, basePort, WARM_SECONDS);
+    }
+    const oursRounds: Round[] = [];
+    const baseRounds: Round[] = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      oursRounds.push(await load(ours, oursPort, ROUND_SECONDS));
+      baseRounds.push(await load(base, basePort, ROUND_SECONDS));
+    }
+    const ratios = oursRounds.map((r, i) => r.rate / (baseRounds[i] as Round).rate);
+    const oursCpu = median(oursRounds.map((r) => r.cpu));
+    const baseCpu = median(baseRounds.map((r) => r.cpu));
+    return [
+      row({
+        id,
+        scenario: s.label,
+        ours: median(oursRounds.map((r) => r.rate)),
+        baseline: median(baseRounds.map((r) => r.rate)),
+        unit: "req/s",
+        target: { on: "ratio", op: ">=", value: s.target },
+        note:
+          `${ROUNDS}×${ROUND_SECONDS} s a side, ${CONNECTIONS} connections; round ratios ${spread(ratios)}; ` +
+          `server CPU a request ${oursCpu.toFixed(0)} µs vs ${baseCpu.toFixed(0)} µs (ratio ${(baseCpu / oursCpu).toFixed(2)})` +
+          headerNote,
+      }),
+    ];
+  } finally {
+    await Promise.all(children.map((child) => stop(child)));
+  }
+}
+
+finish(await main());

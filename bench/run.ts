@@ -1,0 +1,176 @@
+/**
+ * `npm run bench`: runs every scenario of issue 6, one child process at a time, prints the table
+ * of ratios and writes bench/results.json (a run of only some scenarios writes none). `npm run bench -- --quick` runs each for about a
+ * second (proves the programs work; asserts nothing about speed, writes no file).
+ *
+ * Flags: --quick; --profile (CPU profiles of the HTTP servers in bench/profiles/); --strict (exit 1
+ * when a target is missed, too); --out <file>; --readme (puts the table in README.md's Performance
+ * section, between its bench:results markers); scenario ids to run only some (`-- H1 S2`).
+ * Exit code 1 when a program crashed or hung (or, with CI=true, a service was missing).
+ */
+import { execSync } from "node:child_process";
+import { readFileSync, writeFileSync } from "node:fs";
+import { cpus, totalmem } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { BACKENDS } from "./backends.ts";
+import { type StartOptions, start, stop, waitFor } from "./child.ts";
+import { markdownTable, type Row, type Target, unavailable } from "./report.ts";
+
+interface Job {
+  id: string;
+  /** What the rows will be called, for a row that reports a crash. */
+  scenario: string;
+  unit: string;
+  target: Target | null;
+  program: string;
+  args: string[];
+  options?: StartOptions;
+  timeoutMs: number;
+}
+
+const args = process.argv.slice(2);
+const QUICK = args.includes("--quick");
+const STRICT = args.includes("--strict");
+const PROFILE = args.includes("--profile");
+const README = args.includes("--readme");
+const outIndex = args.indexOf("--out");
+const only = args.filter((a, i) => /^[A-Z][0-9]$/.test(a) && args[i - 1] !== "--out");
+// Only a full run of everything replaces bench/results.json (unless --out says where).
+const OUT = outIndex === -1 ? (QUICK || only.length > 0 ? undefined : "results.json") : args[outIndex + 1];
+const mode = QUICK ? ["--quick"] : [];
+
+function jobs(): Job[] {
+  const list: Job[] = [];
+  const http = { H1: 0.85, H2: 0.9, H3: 0.8 };
+  for (const [id, ratio] of Object.entries(http)) {
+    list.push({
+      id,
+      scenario: id,
+      unit: "req/s",
+      target: { on: "ratio", op: ">=", value: ratio },
+      program: "./http.ts",
+      args: [id, ...mode, ...(PROFILE ? ["--profile"] : [])],
+      timeoutMs: QUICK ? 60_000 : 120_000,
+    });
+  }
+  for (const backend of BACKENDS) {
+    list.push({
+      id: "S1",
+      scenario: `${backend}, listPets`,
+      unit: "µs/page",
+      target: { on: "ratio", op: "<=", value: 1.5 },
+      program: "./scan.ts",
+      args: [backend, ...mode],
+      timeoutMs: QUICK ? 60_000 : 150_000,
+    });
+  }
+  for (const backend of BACKENDS) {
+    list.push({
+      id: "S2",
+      scenario: `${backend}, createPet, 64 in flight`,
+      unit: "ops/s",
+      target: backend === "memory" ? { on: "ours", op: ">=", value: 100_000 } : null,
+      program: "./create.ts",
+      args: [backend, ...mode],
+      timeoutMs: 60_000,
+    });
+  }
+  list.push({
+    id: "M1",
+    scenario: "memory, heap a stored pet",
+    unit: "bytes/pet",
+    target: { on: "ours", op: "<=", value: 400 },
+    program: "./heap.ts",
+    args: mode,
+    options: { nodeFlags: ["--expose-gc"] },
+    timeoutMs: 90_000,
+  });
+  return list.filter((job) => only.length === 0 || only.includes(job.id));
+}
+
+/** Runs one program; a crash or a hang becomes one "error" row. */
+async function runJob(job: Job): Promise<Row[]> {
+  const child = start(job.program, job.args, { ...job.options, showStdout: true });
+  try {
+    return (await waitFor(child, "result", job.timeoutMs)).rows;
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    return [unavailable(job.id, job.scenario, job.unit, job.target, "error", `crashed or hung: ${reason}`)];
+  } finally {
+    // Time for a program cut short to remove what it wrote (a million Redis keys take seconds).
+    await stop(child, 30_000);
+  }
+}
+
+/** The machine the numbers come from. */
+function machine() {
+  let cpu = cpus()[0]?.model ?? "unknown";
+  try {
+    cpu = /^model name\s*:\s*(.*)$/m.exec(readFileSync("/proc/cpuinfo", "utf8"))?.[1] ?? cpu;
+  } catch {}
+  let nproc = cpus().length;
+  try {
+    nproc = Number(execSync("nproc", { encoding: "utf8" }).trim()) || nproc;
+  } catch {}
+  return {
+    nproc,
+    cpu,
+    memoryGiB: Math.round(totalmem() / 2 ** 30),
+    node: process.version,
+    platform: `${process.platform} ${process.arch}`,
+  };
+}
+
+/** Replaces what stands between the README's bench:results markers with this run's table. */
+function updateReadme(table: string, host: ReturnType<typeof machine>, seconds: number): void {
+  if (QUICK || only.length > 0) throw new Error("--readme takes a full run of every scenario (no --quick, no ids)");
+  const path = join(process.cwd(), "README.md");
+  const readme = readFileSync(path, "utf8");
+  const start = "<!-- bench:results:start -->";
+  const end = "<!-- bench:results:end -->";
+  const from = readme.indexOf(start);
+  const to = readme.indexOf(end);
+  if (from === -1 || to < from) throw new Error(`README.md has no ${start} … ${end} markers`);
+  const day = new Date().toISOString().slice(0, 10);
+  const text =
+    `${start}
+${table}
+
+Measured ${day} on ${host.nproc} × ${host.cpu} (${host.memoryGiB} GiB), Node ${host.node}, ` +
+    `${host.platform}; the whole run took ${seconds.toFixed(0)} s.
+`;
+  writeFileSync(path, readme.slice(0, from) + text + readme.slice(to));
+  console.log(`updated ${path}`);
+}
+
+const started = Date.now();
+const rows: Row[] = [];
+for (const job of jobs()) {
+  const t0 = Date.now();
+  const what = job.program === "./http.ts" ? "" : ` ${job.args.filter((a) => !a.startsWith("--")).join(" ")}`;
+  process.stderr.write(`bench: ${job.id}${what} … `);
+  const got = await runJob(job);
+  rows.push(...got);
+  process.stderr.write(`${((Date.now() - t0) / 1000).toFixed(1)} s (${got.map((r) => r.verdict).join(", ")})\n`);
+}
+const seconds = (Date.now() - started) / 1000;
+const host = machine();
+
+console.log(`\n${markdownTable(rows)}\n`);
+console.log(
+  `${QUICK ? "Quick run (numbers mean nothing)" : "Run"} on ${host.nproc} × ${host.cpu}, ${host.memoryGiB} GiB, ` +
+    `Node ${host.node}, ${host.platform}; ${seconds.toFixed(0)} s.`,
+);
+const count = (v: Row["verdict"]) => rows.filter((r) => r.verdict === v).length;
+console.log(
+  `${count("pass")} pass, ${count("miss")} miss, ${count("info")} info, ${count("skipped")} skipped, ${count("error")} error`,
+);
+if (OUT !== undefined) {
+  const path = fileURLToPath(new URL(OUT, new URL(`file://${process.cwd()}/bench/`)));
+  const results = { date: new Date().toISOString(), quick: QUICK, seconds: Math.round(seconds), machine: host, rows };
+  writeFileSync(path, `${JSON.stringify(results, null, 2)}\n`);
+  console.log(`wrote ${path}`);
+}
+if (README) updateReadme(markdownTable(rows), host, seconds);
+process.exitCode = count("error") > 0 || (STRICT && count("miss") > 0) ? 1 : 0;

@@ -1,0 +1,64 @@
+/**
+ * Our server under test, in a child process: argv[2] is "standalone" (adapters/server.ts's
+ * startServer, memory storage, request logs on (BENCH_LOG_LEVEL, default info), as `npm start`
+ * runs it; stdout is discarded by the parent) or "hapi" (the hapi plugin on a hapi server). The store gets BENCH_PETS pets, then
+ * the child tells its parent the port and serves until told to stop.
+ */
+import { createServer } from "node:http";
+import Hapi from "@hapi/hapi";
+import { petStorePlugin } from "../../adapters/hapi.ts";
+import { createNodeHandler } from "../../adapters/node-http.ts";
+import { startServer } from "../../adapters/server.ts";
+import { createPetStore, type PetStore } from "../../lib/index.ts";
+import { exitWithParent, tellParent } from "../child.ts";
+import { benchPet } from "../fill.ts";
+
+const mode = process.argv[2];
+const key = process.env.BENCH_KEY ?? "bench-key";
+const pets = Number(process.env.BENCH_PETS ?? 0);
+const logLevel = (process.env.BENCH_LOG_LEVEL ?? "info") as "info";
+
+async function fillStore(store: PetStore): Promise<void> {
+  for (let id = 1; id <= pets; id++) {
+    const { name, categoryId, status } = benchPet(id);
+    await store.createPet({ name, categoryId, status });
+  }
+}
+
+if (mode === "standalone") {
+  const server = await startServer({
+    port: 0,
+    host: "127.0.0.1",
+    storage: "memory",
+    basePath: "/v1",
+    logLevel,
+    apiKeys: [key],
+  });
+  await fillStore(server.store);
+  exitWithParent(() => server.close());
+  tellParent({ type: "ready", port: server.port });
+} else if (mode === "node-http") {
+  // Diagnosis only (BENCH_OURS=node-http): the Node adapter on a bare server, without the
+  // standalone server's logging and request ids, to tell their cost from the core's.
+  const store = createPetStore({ auth: [key] });
+  await fillStore(store);
+  const server = createServer(createNodeHandler(store));
+  server.listen(0, "127.0.0.1", () => {
+    exitWithParent(() => new Promise<void>((resolve) => server.close(() => resolve())));
+    const address = server.address();
+    tellParent({ type: "ready", port: typeof address === "object" && address ? address.port : 0 });
+  });
+} else if (mode === "hapi") {
+  const store = createPetStore({ auth: [key] });
+  await fillStore(store);
+  const server = Hapi.server({ port: 0, host: "127.0.0.1" });
+  await server.register({ plugin: petStorePlugin, options: { store } });
+  await server.start();
+  exitWithParent(async () => {
+    await server.stop({ timeout: 1000 });
+    await store.close();
+  });
+  tellParent({ type: "ready", port: Number(server.info.port) });
+} else {
+  throw new Error(`bench/servers/ours.ts: unknown mode ${JSON.stringify(mode)} (standalone or hapi)`);
+}
