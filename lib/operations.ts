@@ -160,7 +160,8 @@ export function createOperations(storage: PetStorage, timeoutMs: number): CoreOp
       const petId = parsePetId(id);
       const pet = await guarded(() => storage.get(petId));
       if (pet === undefined) throw new PetStoreError("pet_not_found", `No pet has the id ${petId}.`);
-      return checked(pet);
+      if (checked(pet).id !== petId) throw notAPet(storage.kind, pet);
+      return pet;
     },
   };
 }
