@@ -4,14 +4,13 @@
  * clients, and a graceful stop on SIGTERM/SIGINT. `npm start` runs `main()`; tests and
  * programs can call `startServer(config)` in-process.
  */
-import { randomUUID } from "node:crypto";
 import { realpathSync } from "node:fs";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { createServer } from "node:http";
 import { fileURLToPath } from "node:url";
 import { PetStoreError } from "../lib/errors.ts";
 import type { PetStore } from "../lib/index.ts";
-import { createPetStore } from "../lib/index.ts";
+import { createPetStore, requestIdOf } from "../lib/index.ts";
 import { openStorage } from "../lib/storage/open.ts";
 import type { ServerConfig } from "./config.ts";
 import { ConfigError, loadConfig, USAGE } from "./config.ts";
@@ -48,7 +47,6 @@ interface ExtraAnswer {
 type ExtraRoute = (context: { store: PetStore; draining: boolean }) => ExtraAnswer | Promise<ExtraAnswer>;
 
 const JSON_TYPE = "application/json; charset=utf-8";
-const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/; // the contract's rule, so that logs and answers share the id
 const json = (status: number, value: unknown): ExtraAnswer => ({
   status,
   contentType: JSON_TYPE,
@@ -143,11 +141,9 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
     },
     (req, res) => {
       const started = performance.now();
-      let requestId = req.headers["x-request-id"];
-      if (typeof requestId !== "string" || !REQUEST_ID.test(requestId)) {
-        requestId = randomUUID();
-        req.headers["x-request-id"] = requestId;
-      }
+      // Decided here, once, so that the log line and the answer carry the same id.
+      const requestId = requestIdOf(req.headers["x-request-id"]);
+      req.headers["x-request-id"] = requestId;
       const url = req.url ?? "/";
       const q = url.indexOf("?");
       const path = q === -1 ? url : url.slice(0, q);

@@ -71,6 +71,16 @@ function isRefusal(value: unknown): value is Refusal {
 
 const JSON_TYPE = "application/json; charset=utf-8";
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
+
+/**
+ * The request id of an answer: the client's `X-Request-Id` when it is 1 to 128 characters of
+ * `[A-Za-z0-9._-]`, otherwise a new random one. Adapters that log use it so that the log line
+ * and the answer carry the same id.
+ */
+export function requestIdOf(header: HeaderValue): string {
+  const value = Array.isArray(header) ? header[0] : header;
+  return value !== undefined && REQUEST_ID.test(value) ? value : randomUUID();
+}
 const CHALLENGE_MISSING = 'Bearer realm="petstore"';
 const CHALLENGE_INVALID = 'Bearer realm="petstore", error="invalid_token"';
 const ALLOW_COLLECTION = "GET, HEAD, POST";
@@ -313,8 +323,7 @@ export function createHandler(ops: CoreOperations, options: HandlerOptions) {
 
   /** Answers one request. Never rejects. */
   return async function handle(request: PetStoreRequest): Promise<PetStoreResponse> {
-    let requestId = first(request?.headers?.["x-request-id"]);
-    if (requestId === undefined || !REQUEST_ID.test(requestId)) requestId = randomUUID();
+    const requestId = requestIdOf(request?.headers?.["x-request-id"]);
     try {
       return await run(request, requestId);
     } catch (error) {

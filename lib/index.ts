@@ -116,6 +116,7 @@ export { apiKeys } from "./auth.ts";
 export type { ErrorBody, ErrorCode, ErrorDetail } from "./errors.ts";
 export { ERRORS, isPetStoreError, PetStoreError } from "./errors.ts";
 export type { BodyReader, PetStoreRequest, PetStoreResponse } from "./handler.ts";
+export { requestIdOf } from "./handler.ts";
 export type { OpenApiOptions } from "./openapi.ts";
 export { buildOpenApi } from "./openapi.ts";
 export type { ListPetsInput, Operations, PetPage } from "./operations.ts";
