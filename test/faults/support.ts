@@ -195,6 +195,10 @@ export interface OwnRedis {
   url: string;
   /** Kills it with SIGKILL (no chance to save anything more). */
   kill(): Promise<void>;
+  /** Stops it cleanly (SIGTERM, after a SIGCONT in case it is frozen); SIGKILL if it takes over 10 s. */
+  stop(): Promise<void>;
+  /** Sends a signal, e.g. SIGSTOP to freeze it and SIGCONT to thaw it. */
+  signal(signal: NodeJS.Signals): void;
   /** Starts it again on the same port and folder (it reloads its append-only file). */
   start(): Promise<void>;
 }
@@ -246,17 +250,32 @@ export async function ownRedis(): Promise<OwnRedis> {
     );
     await waitUntil(() => pong(port), 10_000, `redis-server on port ${port} answers`);
   };
+  const running = () =>
+    child === undefined || child.exitCode !== null || child.signalCode !== null ? undefined : child;
   await start();
   return {
     port,
     dir,
     url: `redis://127.0.0.1:${port}`,
     async kill() {
-      const c = child;
-      if (c === undefined || c.exitCode !== null || c.signalCode !== null) return;
+      const c = running();
+      if (c === undefined) return;
       const exited = new Promise((resolve) => c.once("exit", resolve));
       c.kill("SIGKILL");
       await exited;
+    },
+    async stop() {
+      const c = running();
+      if (c === undefined) return;
+      const exited = new Promise((resolve) => c.once("exit", resolve));
+      c.kill("SIGCONT");
+      c.kill("SIGTERM");
+      const timer = setTimeout(() => c.kill("SIGKILL"), 10_000);
+      await exited;
+      clearTimeout(timer);
+    },
+    signal(signal) {
+      running()?.kill(signal);
     },
     start,
   };
