@@ -4,10 +4,7 @@
  * out, and `stop()` kills the child if a test failed half-way.
  */
 import type { ChildProcess } from "node:child_process";
-import { spawn } from "node:child_process";
-import { fileURLToPath } from "node:url";
-
-const ROOT = fileURLToPath(new URL("..", import.meta.url));
+import { startProgram } from "./program.ts";
 
 export interface Child {
   process: ChildProcess;
@@ -24,65 +21,20 @@ export interface Child {
 
 /** Starts the server with exactly `env` (plus PATH) and `args`. */
 export function spawnServer(env: Record<string, string>, args: string[] = []): Child {
-  const child = spawn(process.execPath, ["--import", "tsx", "adapters/server.ts", ...args], {
-    cwd: ROOT,
-    env: { PATH: process.env.PATH ?? "", ...env },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let out = "";
-  let err = "";
-  child.stdout?.setEncoding("utf8").on("data", (s: string) => {
-    out += s;
-  });
-  child.stderr?.setEncoding("utf8").on("data", (s: string) => {
-    err += s;
-  });
-  const exit = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
-  const timeout = <T>(promise: Promise<T>, ms: number, what: string) =>
-    new Promise<T>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`${what} within ${ms} ms; stdout: ${out} stderr: ${err}`)), ms);
-      promise.then(
-        (v) => {
-          clearTimeout(timer);
-          resolve(v);
-        },
-        (e) => {
-          clearTimeout(timer);
-          reject(e);
-        },
-      );
-    });
-
+  const program = startProgram(
+    ["adapters/server.ts", ...args],
+    { PATH: process.env.PATH ?? "", ...env },
+    {
+      inheritEnv: false,
+    },
+  );
   return {
-    process: child,
-    stdout: () => out,
-    stderr: () => err,
-    line(pattern, ms = 15_000) {
-      const found = () => out.split("\n").find((l) => pattern.test(l));
-      return timeout(
-        new Promise<string>((resolve, reject) => {
-          const check = () => {
-            const hit = found();
-            if (hit !== undefined) {
-              child.stdout?.off("data", check);
-              resolve(hit);
-            } else if (child.exitCode !== null) reject(new Error(`exited with ${child.exitCode}`));
-          };
-          child.stdout?.on("data", check);
-          child.once("exit", () => setImmediate(check));
-          check();
-        }),
-        ms,
-        `no line matching ${pattern}`,
-      );
-    },
-    exited: (ms = 15_000) => timeout(exit, ms, "no exit"),
-    async stop() {
-      if (child.exitCode === null && child.signalCode === null) {
-        child.kill("SIGKILL");
-        await exit;
-      }
-    },
+    process: program.child,
+    stdout: program.stdout,
+    stderr: program.stderr,
+    line: (pattern, ms = 15_000) => program.line(pattern, ms),
+    exited: (ms = 15_000) => program.exited(ms),
+    stop: program.kill,
   };
 }
 

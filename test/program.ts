@@ -1,12 +1,12 @@
 /**
- * Runs an example program as a user would (`npx tsx <file>`, here `node --import tsx`), as a
- * child process with a bounded time, and collects what it printed.
+ * Runs a program of the repository as a user would (`npx tsx <file>`, here `node --import tsx`):
+ * an example, or the standalone server. A child process with bounded waits, whose output is kept.
  */
 import type { ChildProcess } from "node:child_process";
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 
-export const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+export const ROOT = fileURLToPath(new URL("..", import.meta.url));
 
 export interface Program {
   child: ChildProcess;
@@ -20,11 +20,18 @@ export interface Program {
   kill(): Promise<void>;
 }
 
-/** Starts `node --import tsx <args>` in the repository with `env` added to the current environment. */
-export function startProgram(args: string[], env: Record<string, string> = {}): Program {
+/**
+ * Starts `node --import tsx <args>` in the repository with `env` added to the current environment
+ * (or, with `inheritEnv: false`, with exactly `env`).
+ */
+export function startProgram(
+  args: string[],
+  env: Record<string, string> = {},
+  options: { inheritEnv?: boolean } = {},
+): Program {
   const child = spawn(process.execPath, ["--import", "tsx", ...args], {
     cwd: ROOT,
-    env: { ...process.env, ...env },
+    env: options.inheritEnv === false ? env : { ...process.env, ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let out = "";
