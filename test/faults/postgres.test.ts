@@ -14,7 +14,7 @@ import type { Child } from "../server-child.ts";
 import { spawnServer, startedUrl } from "../server-child.ts";
 import { POSTGRES_URL, RUN, serviceAvailable } from "../storage/services.ts";
 import type { Pet } from "./support.ts";
-import { call, KEY, mixedLoad, sleep, tally, unreadable, waitUntil } from "./support.ts";
+import { createsAgain, KEY, mixedLoad, sleep, tally, unreadable } from "./support.ts";
 
 interface PgClient {
   connect(): Promise<void>;
@@ -97,12 +97,7 @@ if (serviceAvailable("postgres", "Postgres fault tests")) {
     );
 
     await admin.query(`ALTER DATABASE ${DATABASE} ALLOW_CONNECTIONS true`);
-    await waitUntil(
-      async () =>
-        (await call(`${base}/pets`, { method: "POST", body: '{"name":"back","categoryId":1}' })).status === 201,
-      20_000,
-      "the server creates pets again once Postgres accepts connections",
-    );
+    await createsAgain(base, 20_000, "the server creates pets again once Postgres accepts connections");
     assert.is(child.process.pid, pid);
     assert.is(child.process.exitCode, null, "our server process never stopped");
 

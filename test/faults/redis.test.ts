@@ -13,6 +13,7 @@ import { spawnServer, startedUrl } from "../server-child.ts";
 import type { OwnRedis, Pet } from "./support.ts";
 import {
   call,
+  createsAgain,
   KEY,
   mixedLoad,
   ownRedis,
@@ -20,7 +21,6 @@ import {
   sleep,
   tally,
   unreadable,
-  waitUntil,
 } from "./support.ts";
 
 /** The storage time-out (2 s) plus slack: an answer later than this is a hang. */
@@ -94,12 +94,7 @@ if (!redisServerInstalled()) {
 
     // Redis comes back: same port, same append-only file. Our server is not restarted.
     await redis.start();
-    await waitUntil(
-      async () =>
-        (await call(`${base}/pets`, { method: "POST", body: '{"name":"back","categoryId":1}' })).status === 201,
-      20_000,
-      "the server creates pets again once Redis is back",
-    );
+    await createsAgain(base, 20_000, "the server creates pets again once Redis is back");
     assert.is(child.process.pid, pid);
     assert.is(child.process.exitCode, null, "our server process never stopped");
     const recovered = mixedLoad(base, acked);

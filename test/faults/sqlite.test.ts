@@ -15,7 +15,7 @@ import * as assert from "uvu/assert";
 import type { Child } from "../server-child.ts";
 import { spawnServer, startedUrl } from "../server-child.ts";
 import type { Pet } from "./support.ts";
-import { call, KEY, mixedLoad, sleep, tally, tempDir, unreadable, waitUntil } from "./support.ts";
+import { createsAgain, KEY, mixedLoad, sleep, tally, tempDir, unreadable } from "./support.ts";
 
 /** Whether `chattr +i` works here (root with CAP_LINUX_IMMUTABLE on a filesystem that has the attribute). */
 function immutableWorks(): boolean {
@@ -94,12 +94,7 @@ if (!immutableWorks()) {
     assert.is(child.process.exitCode, null, "the server process is still up");
 
     chattr("-i");
-    await waitUntil(
-      async () =>
-        (await call(`${base}/pets`, { method: "POST", body: '{"name":"back","categoryId":1}' })).status === 201,
-      10_000,
-      "the server writes again once the file is writable",
-    );
+    await createsAgain(base, 10_000, "the server writes again once the file is writable");
     assert.is(child.process.pid, pid);
     const after = mixedLoad(base, acked, 6);
     await sleep(500);

@@ -188,6 +188,18 @@ export async function unreadable(base: string, acked: Map<number, Pet>): Promise
   return problems;
 }
 
+/**
+ * Waits until the server at `base` creates pets again after a fault (at most `ms`), failing with
+ * `what` otherwise. The caller then checks the process is the same one: recovery needs no restart.
+ */
+export function createsAgain(base: string, ms: number, what: string): Promise<void> {
+  return waitUntil(
+    async () => (await call(`${base}/pets`, { method: "POST", body: '{"name":"back","categoryId":1}' })).status === 201,
+    ms,
+    what,
+  );
+}
+
 /** A redis-server of our own, persisting every write to an append-only file before it answers. */
 export interface OwnRedis {
   port: number;
