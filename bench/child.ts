@@ -109,17 +109,22 @@ export function finish(rows: import("./report.ts").Row[]): void {
  * "stop" after a time-out), runs `cleanup` (removing what it wrote to Redis, Postgres, files)
  * and exits 1.
  */
-export function cleanupOnInterrupt(cleanup: () => Promise<void>): void {
+/** A function that runs `cleanup` once, then exits with `code`, however often it is called. */
+function leaveOnce(cleanup: () => Promise<void> | void, code: number): () => Promise<void> {
   let leaving = false;
-  const leave = async () => {
+  return async () => {
     if (leaving) return;
     leaving = true;
     try {
       await cleanup();
     } finally {
-      process.exit(1);
+      process.exit(code);
     }
   };
+}
+
+export function cleanupOnInterrupt(cleanup: () => Promise<void>): void {
+  const leave = leaveOnce(cleanup, 1);
   process.once("SIGINT", () => void leave());
   process.once("SIGTERM", () => void leave());
   process.on("message", (message: { type?: string }) => {
@@ -132,16 +137,7 @@ export function cleanupOnInterrupt(cleanup: () => Promise<void>): void {
  * parent's "cpu" questions meanwhile.
  */
 export function exitWithParent(cleanup: () => Promise<void> | void = () => {}): void {
-  let leaving = false;
-  const leave = async () => {
-    if (leaving) return;
-    leaving = true;
-    try {
-      await cleanup();
-    } finally {
-      process.exit(0);
-    }
-  };
+  const leave = leaveOnce(cleanup, 0);
   process.on("message", (message: { type?: string }) => {
     if (message?.type === "stop") void leave();
     // CPU time used so far (µs, user + system): less sensitive to a busy machine than req/s.
