@@ -65,7 +65,7 @@ export function guardStorage(timeoutMs: number, inProcess = false) {
 }
 
 /** Parses a petId: a decimal integer from 1 to 2^53-1, as a number or a string. */
-export function parsePetId(id: unknown): number {
+function parsePetId(id: unknown): number {
   if (typeof id === "number") {
     if (Number.isSafeInteger(id) && id >= 1) return id;
   } else if (typeof id === "string" && id.length > 0 && id.length <= 16 && /^[0-9]+$/.test(id)) {
