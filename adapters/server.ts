@@ -5,8 +5,8 @@
  * programs can call `startServer(config)` in-process.
  */
 import { realpathSync } from "node:fs";
-import type { IncomingMessage, ServerResponse } from "node:http";
-import { createServer } from "node:http";
+import type { IncomingMessage } from "node:http";
+import { createServer, ServerResponse } from "node:http";
 import { fileURLToPath } from "node:url";
 import { PetStoreError } from "../lib/errors.ts";
 import type { PetStore } from "../lib/index.ts";
@@ -132,31 +132,50 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
   const api = createNodeHandler(store);
   const active = new Set<ServerResponse>();
   let draining = false;
+
+  /** A response that carries what its log line needs, so that no closure is made per request. */
+  class LoggedResponse extends ServerResponse {
+    started = 0;
+    requestId = "";
+    path = "";
+  }
+
+  /** The response's 'close' listener (`this` is the response): one log line, and the drain. */
+  function finished(this: LoggedResponse) {
+    active.delete(this);
+    const ms = Math.round((performance.now() - this.started) * 100) / 100;
+    const entry = {
+      method: this.req.method ?? "",
+      path: this.path,
+      status: this.statusCode,
+      ms,
+      reqId: this.requestId,
+    };
+    logRequest(logger, this.writableFinished ? entry : { ...entry, aborted: true });
+    if (draining) setImmediate(() => server.closeIdleConnections());
+  }
+
   const headersTimeout = config.headersTimeoutMs ?? 10_000;
   const server = createServer(
     {
       headersTimeout,
       requestTimeout: Math.max(config.requestTimeoutMs ?? 30_000, headersTimeout),
       connectionsCheckingInterval: Math.min(1000, headersTimeout),
+      ServerResponse: LoggedResponse,
     },
-    (req, res) => {
-      const started = performance.now();
+    (req, res: LoggedResponse) => {
+      res.started = performance.now();
       // Decided here, once, so that the log line and the answer carry the same id.
       const requestId = requestIdOf(req.headers["x-request-id"]);
       req.headers["x-request-id"] = requestId;
+      res.requestId = requestId;
       const url = req.url ?? "/";
       const q = url.indexOf("?");
-      const path = q === -1 ? url : url.slice(0, q);
+      res.path = q === -1 ? url : url.slice(0, q);
       if (draining) res.shouldKeepAlive = false;
       active.add(res);
-      res.once("close", () => {
-        active.delete(res);
-        const entry = { method: req.method ?? "", path, status: res.statusCode, ms: 0, reqId: requestId };
-        entry.ms = Math.round((performance.now() - started) * 100) / 100;
-        logRequest(logger, res.writableFinished ? entry : { ...entry, aborted: true });
-        if (draining) setImmediate(() => server.closeIdleConnections());
-      });
-      const extra = extraRoute(path);
+      res.on("close", finished);
+      const extra = extraRoute(res.path);
       if (extra) void serveExtra(extra, store, draining, req, res);
       else api(req, res);
     },

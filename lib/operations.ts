@@ -8,7 +8,7 @@ import { decodeCursor, encodeCursor } from "./cursor.ts";
 import { PetStoreError, storageUnavailable } from "./errors.ts";
 import type { Pet, PetStatus } from "./schemas.ts";
 import { DEFAULT_LIMIT, issueDetails, ListQuery, MAX_ID, NewPet } from "./schemas.ts";
-import type { PetStorage } from "./storage/port.ts";
+import type { Awaitable, PetStorage } from "./storage/port.ts";
 
 /** One page of `listPets`: the pets, and the cursor of the next page when more follow. */
 export interface PetPage {
@@ -35,18 +35,35 @@ export interface Operations {
   getPet(id: number | string): Promise<Pet>;
 }
 
-/** Runs a storage call with a time-out; any failure of the backend becomes `storage_unavailable`. */
-export function guardStorage(timeoutMs: number, inProcess = false) {
+/** True for a promise (or any thenable): the rest of the work then waits for it. */
+export function isPromise<T>(value: Awaitable<T>): value is Promise<T> {
+  return typeof (value as { then?: unknown } | null)?.then === "function";
+}
+
+/** A storage call: its answer, or a promise of it; any failure becomes `storage_unavailable`. */
+export type Guard = <T>(call: () => Awaitable<T>) => Awaitable<T>;
+
+/**
+ * Runs a storage call with a time-out; any failure of the backend becomes `storage_unavailable`.
+ * In-process storage (`inProcess`) runs without the timer, and a synchronous answer stays
+ * synchronous: a page from memory costs no promise at all.
+ */
+export function guardStorage(timeoutMs: number, inProcess = false): Guard {
   if (inProcess) {
-    return async function guardedLocal<T>(call: () => Promise<T>): Promise<T> {
+    return function guardedLocal<T>(call: () => Awaitable<T>): Awaitable<T> {
+      let result: Awaitable<T>;
       try {
-        return await call();
+        result = call();
       } catch (error) {
         throw storageUnavailable(error);
       }
+      if (!isPromise(result)) return result;
+      return result.then(undefined, (error: unknown) => {
+        throw storageUnavailable(error);
+      });
     };
   }
-  return async function guarded<T>(call: () => Promise<T>): Promise<T> {
+  return async function guarded<T>(call: () => Awaitable<T>): Promise<T> {
     let timer: NodeJS.Timeout | undefined;
     try {
       const timeout = new Promise<never>((_, reject) => {
@@ -98,10 +115,15 @@ function notAPet(kind: string, value: unknown): PetStoreError {
   return new PetStoreError("internal_error", undefined, { cause });
 }
 
-/** The operations plus what the handler uses after it has checked the query itself. */
+/**
+ * The operations plus what the handler uses: the same work, answered synchronously when the
+ * storage answers synchronously (they may also throw instead of rejecting).
+ */
 export interface CoreOperations extends Operations {
   /** listPets with inputs already checked (status a PetStatus, limit 1..100). */
-  page(status: PetStatus | undefined, limit: number, cursor: string | undefined): Promise<PetPage>;
+  page(status: PetStatus | undefined, limit: number, cursor: string | undefined): Awaitable<PetPage>;
+  /** getPet. */
+  find(id: number | string): Awaitable<Pet>;
 }
 
 export function createOperations(storage: PetStorage, timeoutMs: number): CoreOperations {
@@ -111,35 +133,56 @@ export function createOperations(storage: PetStorage, timeoutMs: number): CoreOp
     throw notAPet(storage.kind, pet);
   };
 
+  /** The page from what the storage found (one more than asked when another page follows). */
+  function pageOf(found: unknown, limit: number, status: PetStatus | undefined): PetPage {
+    if (!Array.isArray(found)) throw notAPet(storage.kind, found);
+    for (const pet of found) checked(pet);
+    const more = found.length > limit;
+    const pets: Pet[] = more ? found.slice(0, limit) : found;
+    const last = pets[pets.length - 1];
+    return { pets, nextCursor: more && last ? encodeCursor(last.id, status) : undefined, limit, status };
+  }
+
+  /** The pet the storage found for `petId`, or pet_not_found. */
+  function petOf(pet: unknown, petId: number): Pet {
+    if (pet === undefined) throw new PetStoreError("pet_not_found", `No pet has the id ${petId}.`);
+    if (checked(pet).id !== petId) throw notAPet(storage.kind, pet);
+    return pet as Pet;
+  }
+
+  function page(status: PetStatus | undefined, limit: number, cursor: string | undefined): Awaitable<PetPage> {
+    let after = 0;
+    if (cursor !== undefined) {
+      const decoded = decodeCursor(cursor, status);
+      if (decoded === undefined) {
+        throw new PetStoreError("invalid_query", undefined, {
+          details: [{ path: "cursor", message: "is not a cursor issued by this service for this filter" }],
+        });
+      }
+      after = decoded;
+    }
+    // One more than asked tells whether a next page exists without a second query.
+    const found = guarded(() => storage.list({ status, after, limit: limit + 1 }));
+    return isPromise(found) ? found.then((f) => pageOf(f, limit, status)) : pageOf(found, limit, status);
+  }
+
+  function find(id: number | string): Awaitable<Pet> {
+    const petId = parsePetId(id);
+    const pet = guarded(() => storage.get(petId));
+    return isPromise(pet) ? pet.then((p) => petOf(p, petId)) : petOf(pet, petId);
+  }
+
   return {
+    page,
+    find,
+
     async listPets(query = {}) {
       const parsed = v.safeParse(ListQuery, query);
       if (!parsed.success) {
         throw new PetStoreError("invalid_query", undefined, { details: issueDetails(parsed.issues) });
       }
       const { status, cursor, limit = DEFAULT_LIMIT } = parsed.output;
-      return this.page(status, limit, cursor);
-    },
-
-    async page(status, limit, cursor) {
-      let after = 0;
-      if (cursor !== undefined) {
-        const decoded = decodeCursor(cursor, status);
-        if (decoded === undefined) {
-          throw new PetStoreError("invalid_query", undefined, {
-            details: [{ path: "cursor", message: "is not a cursor issued by this service for this filter" }],
-          });
-        }
-        after = decoded;
-      }
-      // One more than asked tells whether a next page exists without a second query.
-      const found = await guarded(() => storage.list({ status, after, limit: limit + 1 }));
-      if (!Array.isArray(found)) throw notAPet(storage.kind, found);
-      for (const pet of found) checked(pet);
-      const more = found.length > limit;
-      const pets = more ? found.slice(0, limit) : found;
-      const last = pets[pets.length - 1];
-      return { pets, nextCursor: more && last ? encodeCursor(last.id, status) : undefined, limit, status };
+      return page(status, limit, cursor);
     },
 
     async createPet(input) {
@@ -157,11 +200,7 @@ export function createOperations(storage: PetStorage, timeoutMs: number): CoreOp
     },
 
     async getPet(id) {
-      const petId = parsePetId(id);
-      const pet = await guarded(() => storage.get(petId));
-      if (pet === undefined) throw new PetStoreError("pet_not_found", `No pet has the id ${petId}.`);
-      if (checked(pet).id !== petId) throw notAPet(storage.kind, pet);
-      return pet;
+      return find(id);
     },
   };
 }

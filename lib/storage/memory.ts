@@ -126,10 +126,11 @@ export function memoryStorage(options: MemoryStorageOptions = {}): PetStorage {
       byStatus[pet.status].insert(id);
       return pet;
     },
-    async get(id: number): Promise<Pet | undefined> {
+    // Reads answer synchronously: the core then builds the answer without a promise hop.
+    get(id: number): Pet | undefined {
       return slots.read(id);
     },
-    async list({ status, after, limit }: ListPage): Promise<Pet[]> {
+    list({ status, after, limit }: ListPage): Pet[] {
       const ids = (status === undefined ? all : byStatus[status]).page(after, limit);
       const pets: Pet[] = [];
       for (const id of ids) {

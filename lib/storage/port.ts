@@ -7,6 +7,9 @@ import type { Pet, PetStatus } from "../schemas.ts";
 
 export type PetData = Omit<Pet, "id">;
 
+/** A value, or a promise of it: storage inside the process may answer reads synchronously. */
+export type Awaitable<T> = T | Promise<T>;
+
 export interface ListPage {
   /** Only pets with this status; all pets when absent. */
   status?: PetStatus | undefined;
@@ -26,10 +29,10 @@ export interface PetStorage {
    * stores the pet. Resolves once the pet is fully visible to `get` and `list`.
    */
   create(pet: PetData): Promise<Pet>;
-  /** The pet with this id, or undefined. */
-  get(id: number): Promise<Pet | undefined>;
-  /** Pets in ascending id order, as described by `page`. */
-  list(page: ListPage): Promise<Pet[]>;
+  /** The pet with this id, or undefined. May answer synchronously (the memory storage does). */
+  get(id: number): Awaitable<Pet | undefined>;
+  /** Pets in ascending id order, as described by `page`. May answer synchronously. */
+  list(page: ListPage): Awaitable<Pet[]>;
   /** Resolves when the backend answers; rejects otherwise (readiness). */
   ping(): Promise<void>;
   /** Releases connections. Idempotent. */

@@ -395,11 +395,39 @@ test("every response: no X-Powered-By or framework banner", async () => {
   }
 });
 
-test("every response: content-length is the byte length of the body", async () => {
+test("every response: content-length is the byte length of the body, and the body is exact JSON, whatever the names", async () => {
+  // The serialiser counts bytes as it writes (ASCII names need no second pass): every kind of
+  // character a name can hold, alone and mixed in one page, must still give the exact length.
+  const names = [
+    "Rex",
+    "Ünïcødé 🐶",
+    'quote " and backslash \\',
+    "tab\tnew\nline\u0001",
+    "lone \ud800 surrogate",
+    "end \udfff",
+    "~ del \u007f and nbsp \u00a0",
+    "\u2028 line separator",
+    "日本語の名前",
+    "𝔘𝔫𝔦",
+  ];
   const store = makeStore();
-  await store.createPet({ name: "Ünïcødé 🐶", categoryId: 1 });
-  const res = await call(store, "GET", "/v1/pets/1");
-  assert.is(res.headers["content-length"], String(Buffer.byteLength(res.body)));
+  for (const name of names) await store.createPet({ name, categoryId: 1 });
+  const pages = [await call(store, "GET", "/v1/pets", { query: "limit=100" })];
+  for (let id = 1; id <= names.length; id++) pages.push(await call(store, "GET", `/v1/pets/${id}`));
+  pages.push(await call(store, "GET", "/v1/pets", { query: "limit=1" })); // ASCII only
+  for (const res of pages) {
+    assert.is(res.status, 200);
+    assert.is(res.headers["content-length"], String(Buffer.byteLength(res.body)), res.body);
+  }
+  const listed = json(pages[0] as never) as { id: number; name: string; categoryId: number; status: string }[];
+  assert.equal(
+    listed.map((p) => p.name),
+    names,
+  );
+  for (const pet of listed) {
+    assert.is(JSON.stringify(pet), JSON.stringify({ id: pet.id, name: pet.name, categoryId: 1, status: "available" }));
+  }
+  assert.is(pages[0]?.body, JSON.stringify(listed), "the same text JSON.stringify gives");
 });
 
 test("every error: the Error body has code, message, status equal to the HTTP status", async () => {

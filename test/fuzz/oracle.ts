@@ -51,10 +51,10 @@ export type Ledger = Map<number, v.InferOutput<typeof Pet>>;
 /** A storage that can be switched down (every call rejects) or hung (no call answers). */
 export function switchableStorage(inner: PetStorage): { storage: PetStorage; set(mode: StorageMode): void } {
   let mode: StorageMode = "up";
-  const gate = <T>(call: () => Promise<T>): Promise<T> => {
+  const gate = <T>(call: () => T | Promise<T>): Promise<T> => {
     if (mode === "down") return Promise.reject(new Error(`ECONNREFUSED ${SENTINEL}`));
     if (mode === "hang") return new Promise<T>(() => {});
-    return call();
+    return Promise.resolve(call());
   };
   return {
     storage: {

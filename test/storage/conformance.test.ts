@@ -30,7 +30,7 @@ async function walk(storage: PetStorage, limit: number, status?: PetStatus): Pro
   throw new Error("walk did not end");
 }
 
-async function rejectsWith(promise: Promise<unknown>, code: string): Promise<unknown> {
+async function rejectsWith(promise: unknown, code: string): Promise<unknown> {
   try {
     await promise;
   } catch (error) {
@@ -162,7 +162,7 @@ function conformance(backend: Backend): void {
 
   s(`${backend.name}: concurrent gets and lists during concurrent creates never see a half-made pet`, async () => {
     const storage = await fresh();
-    const reads: Promise<unknown>[] = [];
+    const reads: unknown[] = [];
     const creates: Promise<Pet>[] = [];
     for (let i = 0; i < 60; i++) {
       creates.push(storage.create({ name: `r${i}`, categoryId: 2, status: statusOf(i) }));
@@ -229,15 +229,17 @@ function conformance(backend: Backend): void {
     await storage.create({ name: "a", categoryId: 1, status: "available" });
     await storage.close();
     for (const call of [
-      () => storage.get(1),
+      (): unknown => storage.get(1),
       () => storage.list({ after: 0, limit: 10 }),
       () => storage.create({ name: "b", categoryId: 1, status: "available" }),
       () => storage.ping(),
     ]) {
       let rejected = false;
-      await call().catch(() => {
-        rejected = true;
-      });
+      await Promise.resolve()
+        .then(call)
+        .catch(() => {
+          rejected = true;
+        });
       assert.ok(rejected, "a call on a closed store must reject");
     }
   });

@@ -47,14 +47,14 @@ export async function eventually(check: () => Promise<boolean>, ms: number): Pro
 
 /** Every storage call rejects (none resolves, none hangs past `hangMs`). */
 export async function storageRejectsEverything(storage: PetStorage, hangMs: number): Promise<void> {
-  const calls: [string, () => Promise<unknown>][] = [
+  const calls: [string, () => unknown][] = [
     ["get", () => storage.get(1)],
     ["list", () => storage.list({ after: 0, limit: 10 })],
     ["list by status", () => storage.list({ status: "sold", after: 0, limit: 10 })],
     ["create", () => storage.create({ name: "during outage", categoryId: 1, status: "available" })],
     ["ping", () => storage.ping()],
   ];
-  const outcomes = await Promise.all(calls.map(([, run]) => settles(run(), hangMs)));
+  const outcomes = await Promise.all(calls.map(([, run]) => settles(Promise.resolve().then(run), hangMs)));
   calls.forEach(([what], i) => {
     assert.is(outcomes[i], "rejected", `storage.${what} must reject while the backend is away`);
   });
