@@ -12,18 +12,6 @@ export type Logger = pino.Logger;
 /** The buffered destinations this module opened, to finish them at shutdown. */
 const destinations = new WeakMap<Logger, LineWriter>();
 
-/** One finished (or abandoned) request, as logged. */
-export interface RequestLog {
-  method: string;
-  /** The path without the query string. */
-  path: string;
-  status: number;
-  ms: number;
-  reqId: string;
-  /** True when the client went away before the answer was sent. */
-  aborted?: boolean;
-}
-
 /**
  * A logger writing to `destination` (default: an asynchronous destination on stdout).
  * Call `flushLogs(logger)` before exiting.
@@ -37,21 +25,41 @@ export function createLogger(level: LogLevel, destination?: pino.DestinationStre
   return logger;
 }
 
+/** Strings that go into JSON as they are: printable ASCII without `"` and `\`. */
+const PLAIN = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
+
+/** Writes one request line; `aborted` when the client went away before the answer. */
+export type RequestLogger = (
+  method: string,
+  path: string,
+  status: number,
+  ms: number,
+  reqId: string,
+  aborted: boolean,
+) => void;
+
 /**
- * Writes one request line, in pino's own format, onto the logger's stream. Written by hand
- * because it is the one line every request pays for: pino's generic serialiser costs about
- * 20 times as much (3.7 µs against 0.2 µs a line, measured). Same stream, so order is kept.
+ * The writer of request lines, in pino's own format, onto the logger's stream. Written by hand
+ * because it is the one line every request pays for: pino's generic serialiser costs about 20
+ * times as much. Same stream, so order is kept. Strings are escaped only when they need it.
  */
-export function logRequest(logger: Logger, entry: RequestLog): void {
-  if (!logger.isLevelEnabled("info")) return;
-  const stream = (logger as unknown as Record<symbol, { write(line: string): unknown }>)[pino.symbols.streamSym];
-  if (stream === undefined) return void logger.info(entry, "request");
-  const aborted = entry.aborted ? ',"aborted":true' : "";
-  stream.write(
-    `{"level":30,"time":${Date.now()},"pid":${process.pid},"method":${JSON.stringify(entry.method)},` +
-      `"path":${JSON.stringify(entry.path)},"status":${entry.status},"ms":${entry.ms},` +
-      `"reqId":${JSON.stringify(entry.reqId)}${aborted},"msg":"request"}\n`,
-  );
+export function requestLogger(logger: Logger): RequestLogger {
+  const stream = (logger as unknown as Record<symbol, { write(line: string): unknown } | undefined>)[
+    pino.symbols.streamSym
+  ];
+  const prefix = `,"pid":${process.pid},"method":`;
+  const text = (s: string) => (PLAIN.test(s) ? `"${s}"` : JSON.stringify(s));
+  return (method, path, status, ms, reqId, aborted) => {
+    if (!logger.isLevelEnabled("info")) return;
+    if (stream === undefined) {
+      logger.info({ method, path, status, ms, reqId, ...(aborted ? { aborted } : {}) }, "request");
+      return;
+    }
+    stream.write(
+      `{"level":30,"time":${Date.now()}${prefix}${text(method)},"path":${text(path)},"status":${status},` +
+        `"ms":${ms},"reqId":${text(reqId)}${aborted ? ',"aborted":true' : ""},"msg":"request"}\n`,
+    );
+  };
 }
 
 /**

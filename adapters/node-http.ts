@@ -17,12 +17,26 @@ import { announcesBody, mustClose, readBody } from "./body.ts";
 /** Called for requests outside the store's base path (Connect/Express `next` style). */
 export type Fallback = (req: IncomingMessage, res: ServerResponse) => void;
 
+/**
+ * Called once for every request the store answers, just before the answer is written (for logs
+ * and metrics): its status, whether the client went away first (nothing is written then), and
+ * the milliseconds since the request reached the handler. May set `res.shouldKeepAlive = false`
+ * (a server that is stopping does).
+ */
+export type OnAnswer = (
+  req: IncomingMessage,
+  res: ServerResponse,
+  answer: { status: number; aborted: boolean; ms: number },
+) => void;
+
 export interface NodeHandlerOptions {
   /**
    * Serves requests outside the base path (your other routes). When absent, and no `next` is
    * passed by the host framework, they get the contract's `404 not_found`.
    */
   fallback?: Fallback;
+  /** See OnAnswer. It must not throw. */
+  onAnswer?: OnAnswer;
 }
 
 /** A Node listener; `next`, when a framework passes one, takes requests outside the base path. */
@@ -31,8 +45,17 @@ export type NodeHandler = (req: IncomingMessage, res: ServerResponse, next?: (er
 type Store = Pick<PetStore, "handle" | "basePath" | "maxBodyBytes">;
 
 /** Writes the core's answer; `Connection: close` when an unread body could be too big to drain. */
-function send(store: Store, req: IncomingMessage, res: ServerResponse, answer: Awaited<ReturnType<Store["handle"]>>) {
-  if (res.headersSent || res.destroyed) return;
+function send(
+  store: Store,
+  req: IncomingMessage,
+  res: ServerResponse,
+  answer: Awaited<ReturnType<Store["handle"]>>,
+  onAnswer: OnAnswer | undefined,
+  started: number,
+) {
+  const gone = res.headersSent || res.destroyed || req.socket?.destroyed === true;
+  if (onAnswer) onAnswer(req, res, { status: answer.status, aborted: gone, ms: performance.now() - started });
+  if (gone) return;
   const headers = answer.headers;
   if (mustClose(req, req.headers, store.maxBodyBytes)) headers.connection = "close";
   try {
@@ -59,9 +82,12 @@ export function createNodeHandler(store: Store, options: NodeHandlerOptions = {}
     throw new TypeError("createNodeHandler: expected a store from createPetStore()");
   }
   const { basePath } = store;
-  const fallback = options.fallback;
+  const { fallback, onAnswer } = options;
   if (fallback !== undefined && typeof fallback !== "function") {
     throw new TypeError("createNodeHandler: options.fallback must be a function (req, res) => void");
+  }
+  if (onAnswer !== undefined && typeof onAnswer !== "function") {
+    throw new TypeError("createNodeHandler: options.onAnswer must be a function (req, res, answer) => void");
   }
 
   return function petStoreListener(req, res, next) {
@@ -72,6 +98,7 @@ export function createNodeHandler(store: Store, options: NodeHandlerOptions = {}
       if (fallback) return fallback(req, res);
     }
     const headers = req.headers;
+    const started = onAnswer ? performance.now() : 0;
     store
       .handle({
         method: req.method ?? "GET",
@@ -79,6 +106,6 @@ export function createNodeHandler(store: Store, options: NodeHandlerOptions = {}
         headers,
         body: announcesBody(headers) ? (limit: number) => readBody(req, limit) : undefined,
       })
-      .then((answer) => send(store, req, res, answer));
+      .then((answer) => send(store, req, res, answer, onAnswer, started));
   };
 }

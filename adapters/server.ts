@@ -6,7 +6,7 @@
  */
 import { realpathSync } from "node:fs";
 import type { IncomingMessage } from "node:http";
-import { createServer, ServerResponse } from "node:http";
+import { createServer, type ServerResponse } from "node:http";
 import { fileURLToPath } from "node:url";
 import { PetStoreError } from "../lib/errors.ts";
 import type { PetStore } from "../lib/index.ts";
@@ -16,8 +16,8 @@ import type { ServerConfig } from "./config.ts";
 import { ConfigError, loadConfig, USAGE } from "./config.ts";
 import { docsRoute } from "./docs.ts";
 import type { Logger } from "./logger.ts";
-import { createLogger, flushLogs, logRequest } from "./logger.ts";
-import { createNodeHandler } from "./node-http.ts";
+import { createLogger, flushLogs, requestLogger } from "./logger.ts";
+import { createNodeHandler, type OnAnswer } from "./node-http.ts";
 
 export type { LoadedConfig, ServerConfig } from "./config.ts";
 export { ConfigError, loadConfig } from "./config.ts";
@@ -75,7 +75,9 @@ async function serveExtra(
   draining: boolean,
   req: IncomingMessage,
   res: ServerResponse,
+  onAnswer: OnAnswer,
 ) {
+  const started = performance.now();
   const requestId = req.headers["x-request-id"] as string;
   const head = req.method === "HEAD";
   let answer: ExtraAnswer;
@@ -89,7 +91,9 @@ async function serveExtra(
       answer = json(500, new PetStoreError("internal_error").toJSON());
     }
   }
-  if (res.destroyed) return;
+  const gone = res.destroyed || req.socket?.destroyed === true;
+  onAnswer(req, res, { status: answer.status, aborted: gone, ms: performance.now() - started });
+  if (gone) return;
   res.writeHead(answer.status, {
     "content-type": answer.contentType,
     "cache-control": "no-store",
@@ -129,54 +133,45 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
     throw new ConfigError(`storage ${storageKind(config.storage)} is unreachable`);
   }
 
-  const api = createNodeHandler(store);
-  const active = new Set<ServerResponse>();
+  const log = requestLogger(logger);
+  let inFlight = 0;
   let draining = false;
 
-  /** A response that carries what its log line needs, so that no closure is made per request. */
-  class LoggedResponse extends ServerResponse {
-    started = 0;
-    requestId = "";
-    path = "";
+  /** Logs one answered (or abandoned) request; while stopping, asks for its connection to close. */
+  function answered(
+    req: IncomingMessage,
+    res: ServerResponse,
+    answer: { status: number; aborted: boolean; ms: number },
+  ) {
+    inFlight--;
+    if (draining) {
+      res.shouldKeepAlive = false;
+      setImmediate(() => server.closeIdleConnections());
+    }
+    const url = req.url ?? "/";
+    const q = url.indexOf("?");
+    const path = q === -1 ? url : url.slice(0, q);
+    const ms = Math.round(answer.ms * 100) / 100;
+    log(req.method ?? "", path, answer.status, ms, req.headers["x-request-id"] as string, answer.aborted);
   }
 
-  /** The response's 'close' listener (`this` is the response): one log line, and the drain. */
-  function finished(this: LoggedResponse) {
-    active.delete(this);
-    const ms = Math.round((performance.now() - this.started) * 100) / 100;
-    const entry = {
-      method: this.req.method ?? "",
-      path: this.path,
-      status: this.statusCode,
-      ms,
-      reqId: this.requestId,
-    };
-    logRequest(logger, this.writableFinished ? entry : { ...entry, aborted: true });
-    if (draining) setImmediate(() => server.closeIdleConnections());
-  }
-
+  const api = createNodeHandler(store, { onAnswer: answered });
   const headersTimeout = config.headersTimeoutMs ?? 10_000;
   const server = createServer(
     {
       headersTimeout,
       requestTimeout: Math.max(config.requestTimeoutMs ?? 30_000, headersTimeout),
       connectionsCheckingInterval: Math.min(1000, headersTimeout),
-      ServerResponse: LoggedResponse,
     },
-    (req, res: LoggedResponse) => {
-      res.started = performance.now();
+    (req, res) => {
+      inFlight++;
       // Decided here, once, so that the log line and the answer carry the same id.
-      const requestId = requestIdOf(req.headers["x-request-id"]);
-      req.headers["x-request-id"] = requestId;
-      res.requestId = requestId;
+      req.headers["x-request-id"] = requestIdOf(req.headers["x-request-id"]);
+      if (draining) res.shouldKeepAlive = false;
       const url = req.url ?? "/";
       const q = url.indexOf("?");
-      res.path = q === -1 ? url : url.slice(0, q);
-      if (draining) res.shouldKeepAlive = false;
-      active.add(res);
-      res.on("close", finished);
-      const extra = extraRoute(res.path);
-      if (extra) void serveExtra(extra, store, draining, req, res);
+      const extra = extraRoute(q === -1 ? url : url.slice(0, q));
+      if (extra) void serveExtra(extra, store, draining, req, res, answered);
       else api(req, res);
     },
   );
@@ -203,11 +198,10 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
   function close(): Promise<void> {
     closing ??= (async () => {
       draining = true;
-      for (const res of active) if (!res.headersSent) res.shouldKeepAlive = false;
       const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
       const grace = setTimeout(() => {
-        logger.warn({ inFlight: active.size }, "grace period over: closing the remaining connections");
+        logger.warn({ inFlight }, "grace period over: closing the remaining connections");
         server.closeAllConnections();
       }, config.shutdownGraceMs ?? 10_000);
       await stopped;

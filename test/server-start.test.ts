@@ -2,6 +2,7 @@
  * The standalone server as an operator meets it: started as a process with environment
  * variables, read through its start-up line and its logs, stopped with SIGTERM.
  */
+import { connect } from "node:net";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import type { Child } from "./server-child.ts";
@@ -127,6 +128,55 @@ test("server: one JSON log line per request: method, path without the query, sta
     assert.ok((l.ms as number) >= 0);
   }
   assert.not.ok(child.stdout().includes("sold") || child.stdout().includes("value"), "no query value is logged");
+});
+
+test("server: a request whose client went away before the answer is logged once, marked aborted", async () => {
+  const child = start({ PETSTORE_API_KEYS: KEY });
+  const url = await startedUrl(child);
+  // A POST announcing 100 bytes that sends 10 and hangs up: the core answers invalid_body to nobody.
+  await new Promise<void>((resolve, reject) => {
+    const socket = connect(Number(url.port), url.hostname, () => {
+      socket.write(
+        `POST /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${KEY}\r\nX-Request-Id: cut-1\r\n` +
+          "Content-Type: application/json\r\nContent-Length: 100\r\n\r\n" +
+          '{"name":"R',
+        () => setTimeout(() => socket.destroy(), 100),
+      );
+    });
+    socket.on("close", () => resolve());
+    socket.on("error", reject);
+  });
+  const answered = await fetch(`${url.href}/pets`, { headers: { authorization: `Bearer ${KEY}`, "x-request-id": "ok-1" } });
+  assert.is(answered.status, 200);
+  assert.is(await stop(child), 0);
+  const requests = jsonLines(child.stdout()).filter((l) => l.msg === "request");
+  const cut = requests.filter((l) => l.reqId === "cut-1");
+  assert.is(cut.length, 1, "logged once");
+  assert.equal([cut[0]?.method, cut[0]?.path, cut[0]?.aborted], ["POST", "/v1/pets", true]);
+  const ok = requests.filter((l) => l.reqId === "ok-1");
+  assert.equal([ok.length, ok[0]?.status, ok[0]?.aborted], [1, 200, undefined], "an answered request is not aborted");
+});
+
+test("server: log lines are valid JSON whatever the path holds (quotes, backslashes, escapes)", async () => {
+  const child = start({ PETSTORE_API_KEYS: KEY });
+  const url = await startedUrl(child);
+  // Node's parser lets `"` and `\` through in a request target: the log line must escape them.
+  const paths = ['/v1/pets/"quoted"', "/v1/pets/back\\slash", "/v1/p%C3%A9ts/x", '/"\\"'];
+  for (const path of paths) {
+    await new Promise<void>((resolve, reject) => {
+      const socket = connect(Number(url.port), url.hostname, () => {
+        socket.end(`GET ${path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${KEY}\r\nConnection: close\r\n\r\n`);
+      });
+      socket.resume();
+      socket.on("close", () => resolve());
+      socket.on("error", reject);
+    });
+  }
+  assert.is(await stop(child), 0);
+  const logged = jsonLines(child.stdout())
+    .filter((l) => l.msg === "request")
+    .map((l) => l.path);
+  assert.equal(logged, paths, "every line parses, paths kept exactly");
 });
 
 test("server: no key, whole or in part, ever appears in a log line", async () => {
