@@ -2,27 +2,49 @@
  * A buffered writer of log lines to a file descriptor (stdout for the standalone server).
  * Lines are appended to one string and written in chunks of 16 KiB, or 200 ms after the first
  * line of a quiet spell: a write per request would cost as much as the request itself.
+ *
+ * How a chunk is written depends on what the descriptor is, as for Node's own stdout:
+ * - a file, /dev/null or a terminal: at once, synchronously (it cannot block for long, and a
+ *   hand-off to a thread costs more than the write);
+ * - a pipe or a socket: asynchronously, on libuv's thread pool, so that a reader that stops
+ *   reading never stalls the server (lines wait in memory, at most 64 MiB, then are dropped).
+ *
  * `end()` writes what is left, in order; lines still buffered when the process exits are
  * written synchronously then, so a crash-free exit never drops a line.
  */
-import { write, writeSync } from "node:fs";
+import { fstatSync, write, writeSync } from "node:fs";
 
 const CHUNK = 16 * 1024;
 const DELAY_MS = 200;
+const MAX_WAITING = 64 * 1024 * 1024;
+
+/** True when writes to `fd` may block on a reader (a pipe or a socket), or when it is unknown. */
+function mayBlock(fd: number): boolean {
+  try {
+    const stat = fstatSync(fd);
+    return !(stat.isFile() || stat.isCharacterDevice());
+  } catch {
+    return true;
+  }
+}
 
 export class LineWriter {
   private buffered = "";
   private pending: Buffer | undefined; // bytes handed to the kernel and not yet confirmed
   private timer: NodeJS.Timeout | undefined;
+  private retry: NodeJS.Timeout | undefined; // after EAGAIN: the reader is slow
   private idle: (() => void)[] = [];
+  private readonly sync: boolean;
   private readonly onExit = () => this.flushSync();
 
   constructor(private readonly fd: number) {
+    this.sync = !mayBlock(fd);
     process.once("exit", this.onExit);
   }
 
   /** Queues one line (it must end with "\n"). */
   write(line: string): boolean {
+    if (this.buffered.length > MAX_WAITING) return true; // the reader is gone: logging must not stop the server
     this.buffered += line;
     if (this.buffered.length >= CHUNK) this.flush();
     else if (this.timer === undefined) {
@@ -37,6 +59,11 @@ export class LineWriter {
     if (done) this.idle.push(() => done());
     clearTimeout(this.timer);
     this.timer = undefined;
+    if (this.sync) {
+      this.flushSync(false);
+      this.settle();
+      return;
+    }
     if (this.pending !== undefined) return; // the write in flight starts the next one
     if (this.buffered === "") {
       this.settle();
@@ -51,8 +78,13 @@ export class LineWriter {
     write(this.fd, bytes, 0, bytes.length, null, (error, written) => {
       this.pending = undefined;
       if (error && (error as NodeJS.ErrnoException).code === "EAGAIN") {
-        setTimeout(() => this.send(bytes), 10).unref();
         this.pending = bytes;
+        this.retry = setTimeout(() => {
+          this.retry = undefined;
+          this.send(bytes);
+        }, 10);
+        // Nothing to wait for unless somebody waits in end(): a slow reader must not keep a process alive.
+        if (this.idle.length === 0) this.retry.unref();
         return;
       }
       // Any other error (a closed stdout): the lines are dropped, logging must not stop the server.
@@ -69,15 +101,27 @@ export class LineWriter {
   end(): Promise<void> {
     return new Promise((resolve) => {
       this.idle.push(resolve);
+      this.retry?.ref();
       this.flush();
     });
   }
 
-  /** Writes everything now (at process exit, where nothing asynchronous runs any more). */
-  flushSync(): void {
-    process.removeListener("exit", this.onExit);
+  /**
+   * Writes everything now: at process exit (where nothing asynchronous runs any more, `last`),
+   * and for every chunk when the descriptor is a file or a terminal.
+   */
+  flushSync(last = true): void {
+    if (last) {
+      process.removeListener("exit", this.onExit);
+      clearTimeout(this.retry);
+    }
     clearTimeout(this.timer);
-    let rest = Buffer.concat([this.pending ?? Buffer.alloc(0), Buffer.from(this.buffered)]);
+    this.timer = undefined;
+    if (this.pending === undefined && this.buffered === "") return;
+    let rest =
+      this.pending === undefined
+        ? Buffer.from(this.buffered)
+        : Buffer.concat([this.pending, Buffer.from(this.buffered)]);
     this.pending = undefined;
     this.buffered = "";
     for (let tries = 0; rest.length > 0 && tries < 1000; tries++) {
