@@ -202,16 +202,24 @@ export function createHandler(ops: CoreOperations, options: HandlerOptions) {
     return respond(status, JSON.stringify(body), head, requestId, headers);
   }
 
-  async function readJson(request: PetStoreRequest): Promise<{ value: unknown } | Refusal> {
-    const type = first(request.headers["content-type"]);
-    const media = type?.split(";", 1)[0]?.trim().toLowerCase();
-    if (media !== "application/json") return refuse("unsupported_media_type");
+  /** True for a Content-Type naming application/json (any parameters, any case). */
+  function isJson(type: string | undefined): boolean {
+    if (type === "application/json" || type === "application/json; charset=utf-8") return true; // the usual ones
+    return type?.split(";", 1)[0]?.trim().toLowerCase() === "application/json";
+  }
+
+  /** The request's JSON body, or why it is refused. Waits only when the body is still to be read. */
+  function readJson(request: PetStoreRequest): Awaitable<{ value: unknown } | Refusal> {
+    if (!isJson(first(request.headers["content-type"]))) return refuse("unsupported_media_type");
     const declared = first(request.headers["content-length"]);
     if (declared !== undefined && /^[0-9]+$/.test(declared) && Number(declared) > maxBodyBytes) {
       return refuse("payload_too_large", `The request body must be at most ${maxBodyBytes} bytes.`);
     }
-    let raw = request.body;
-    if (typeof raw === "function") raw = await raw(maxBodyBytes);
+    const raw = request.body;
+    return typeof raw === "function" ? raw(maxBodyBytes).then(parseJson) : parseJson(raw);
+  }
+
+  function parseJson(raw: Uint8Array | string | null | undefined): { value: unknown } | Refusal {
     let text: string;
     if (raw === undefined || raw === null) text = "";
     else if (typeof raw === "string") {
@@ -225,10 +233,10 @@ export function createHandler(ops: CoreOperations, options: HandlerOptions) {
         return refuse("malformed_json", "The request body is not valid UTF-8 JSON.");
       }
     }
-    if (text.trim() === "") return refuse("invalid_body", "The request body is missing: send a NewPet.");
     try {
       return { value: JSON.parse(text) };
     } catch {
+      if (text.trim() === "") return refuse("invalid_body", "The request body is missing: send a NewPet.");
       return refuse("malformed_json");
     }
   }
@@ -334,10 +342,19 @@ export function createHandler(ops: CoreOperations, options: HandlerOptions) {
     return fail(refuse("unauthorized"), head, requestId, { ...extra, "www-authenticate": challenge });
   }
 
-  async function createPet(request: PetStoreRequest, requestId: string): Promise<PetStoreResponse> {
-    const body = await readJson(request);
+  /** POST: the body, then the pet; waits only for what has to be waited for. */
+  function createPet(request: PetStoreRequest, requestId: string): Awaitable<PetStoreResponse> {
+    const body = readJson(request);
+    return isPromise(body) ? body.then((b) => created(b, requestId)) : created(body, requestId);
+  }
+
+  function created(body: { value: unknown } | Refusal, requestId: string): Awaitable<PetStoreResponse> {
     if (isRefusal(body)) return fail(body, false, requestId);
-    const pet = await ops.createPet(body.value);
+    const pet = ops.create(body.value);
+    return isPromise(pet) ? pet.then((p) => createdAnswer(p, requestId)) : createdAnswer(pet, requestId);
+  }
+
+  function createdAnswer(pet: Pet, requestId: string): PetStoreResponse {
     return respond(201, petJson(pet), false, requestId, { location: `${collectionPath}/${pet.id}` });
   }
 

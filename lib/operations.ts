@@ -124,6 +124,8 @@ export interface CoreOperations extends Operations {
   page(status: PetStatus | undefined, limit: number, cursor: string | undefined): Awaitable<PetPage>;
   /** getPet. */
   find(id: number | string): Awaitable<Pet>;
+  /** createPet. */
+  create(input: unknown): Awaitable<Pet>;
 }
 
 export function createOperations(storage: PetStorage, timeoutMs: number): CoreOperations {
@@ -172,9 +174,25 @@ export function createOperations(storage: PetStorage, timeoutMs: number): CoreOp
     return isPromise(pet) ? pet.then((p) => petOf(p, petId)) : petOf(pet, petId);
   }
 
+  function create(input: unknown): Awaitable<Pet> {
+    const parsed = v.safeParse(NewPet, input);
+    if (!parsed.success) {
+      const details = issueDetails(parsed.issues);
+      const message =
+        details.length === 1 && details[0]?.path === ""
+          ? `The request body is not a valid NewPet: ${details[0].message}.`
+          : `The request body is not a valid NewPet: ${details.map((d) => `${d.path} ${d.message}`).join("; ")}.`;
+      throw new PetStoreError("invalid_body", message, { details });
+    }
+    const { name, categoryId, status = "available" } = parsed.output;
+    const pet = guarded(() => storage.create({ name, categoryId, status }));
+    return isPromise(pet) ? pet.then(checked) : checked(pet);
+  }
+
   return {
     page,
     find,
+    create,
 
     async listPets(query = {}) {
       const parsed = v.safeParse(ListQuery, query);
@@ -186,17 +204,7 @@ export function createOperations(storage: PetStorage, timeoutMs: number): CoreOp
     },
 
     async createPet(input) {
-      const parsed = v.safeParse(NewPet, input);
-      if (!parsed.success) {
-        const details = issueDetails(parsed.issues);
-        const message =
-          details.length === 1 && details[0]?.path === ""
-            ? `The request body is not a valid NewPet: ${details[0].message}.`
-            : `The request body is not a valid NewPet: ${details.map((d) => `${d.path} ${d.message}`).join("; ")}.`;
-        throw new PetStoreError("invalid_body", message, { details });
-      }
-      const { name, categoryId, status = "available" } = parsed.output;
-      return checked(await guarded(() => storage.create({ name, categoryId, status })));
+      return create(input);
     },
 
     async getPet(id) {
