@@ -116,6 +116,14 @@ function notAPet(kind: string, value: unknown): PetStoreError {
 }
 
 /**
+ * What the public operations hand out: a plain copy, the caller's to change. The storage's own
+ * object may be shared and frozen (memory storage).
+ */
+function copy(pet: Pet): Pet {
+  return { id: pet.id, name: pet.name, categoryId: pet.categoryId, status: pet.status };
+}
+
+/**
  * The operations plus what the handler uses: the same work, answered synchronously when the
  * storage answers synchronously (they may also throw instead of rejecting).
  */
@@ -200,15 +208,16 @@ export function createOperations(storage: PetStorage, timeoutMs: number): CoreOp
         throw new PetStoreError("invalid_query", undefined, { details: issueDetails(parsed.issues) });
       }
       const { status, cursor, limit = DEFAULT_LIMIT } = parsed.output;
-      return page(status, limit, cursor);
+      const found = await page(status, limit, cursor);
+      return { ...found, pets: found.pets.map(copy) };
     },
 
     async createPet(input) {
-      return create(input);
+      return copy(await create(input));
     },
 
     async getPet(id) {
-      return find(id);
+      return copy(await find(id));
     },
   };
 }

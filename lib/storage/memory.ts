@@ -120,7 +120,8 @@ export function memoryStorage(options: MemoryStorageOptions = {}): PetStorage {
     inProcess: true,
     async create(data: PetData): Promise<Pet> {
       const id = ++lastId;
-      const pet: Pet = { id, name: data.name, categoryId: data.categoryId, status: data.status };
+      // Frozen: the same object is handed out on every read (see PetStorage.inProcess).
+      const pet: Pet = Object.freeze({ id, name: data.name, categoryId: data.categoryId, status: data.status });
       await values.set(String(id), pet);
       all.insert(id);
       byStatus[pet.status].insert(id);

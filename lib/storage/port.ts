@@ -22,7 +22,11 @@ export interface ListPage {
 export interface PetStorage {
   /** A short name for logs and errors, e.g. "memory" or "redis". */
   readonly kind: string;
-  /** True for storage inside this process that cannot hang (memory): calls then run without a time-out timer. */
+  /**
+   * True for storage inside this process that cannot hang and hands out the same frozen Pet
+   * object for a pet every time (memory): calls then run without a time-out timer, and the core
+   * caches each pet's JSON text by object.
+   */
   readonly inProcess?: boolean;
   /**
    * Assigns the next id (unique for the lifetime of the storage, across processes) and

@@ -243,4 +243,21 @@ test("listPets: names with quotes, backslashes, control characters and lone surr
   assert.is(res.body, JSON.stringify(parsed));
 });
 
+
+test("operations hand out the caller's own copies: changing one changes nothing stored", async () => {
+  const store = makeStore();
+  const created = await store.createPet({ name: "Rex", categoryId: 1 });
+  created.name = "changed by the caller";
+  const got = await store.getPet(1);
+  assert.is(got.name, "Rex");
+  got.status = "sold";
+  const { pets } = await store.listPets();
+  assert.equal(pets, [{ id: 1, name: "Rex", categoryId: 1, status: "available" }]);
+  (pets[0] as Pet).categoryId = 99;
+  assert.equal(await store.getPet(1), { id: 1, name: "Rex", categoryId: 1, status: "available" });
+  assert.not.ok(Object.isFrozen(got), "a plain object, the caller's to change");
+  const res = await call(store, "GET", "/v1/pets/1");
+  assert.is(res.body, '{"id":1,"name":"Rex","categoryId":1,"status":"available"}');
+});
+
 test.run();
