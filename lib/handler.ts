@@ -419,7 +419,9 @@ export function createHandler(ops: CoreOperations, options: HandlerOptions) {
   }
 
   function createdAnswer(pet: Pet, requestId: string): PetStoreResponse {
-    return respond(201, petJson(pet), false, requestId, { location: `${collectionPath}/${pet.id}` });
+    // Not cached: most new pets are not read back soon, and a cache entry a create costs more than it saves.
+    const text = petsJson([pet], true, undefined);
+    return respond(201, text, false, requestId, { location: `${collectionPath}/${pet.id}` });
   }
 
   /** Routing, the method, the key; then `operate`. Synchronous as long as nothing has to wait. */
