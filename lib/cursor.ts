@@ -9,19 +9,28 @@ import { MAX_ID } from "./schemas.ts";
 
 const STATUS_CODE: Record<string, string> = { "": "a", available: "v", pending: "p", sold: "s" };
 
-/** FNV-1a, 32 bits, as 6 base-36 characters: enough to tell a cursor from a typo. */
-function check(s: string): string {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < s.length; i++) {
-    h ^= s.charCodeAt(i);
-    h = Math.imul(h, 0x01000193) >>> 0;
-  }
-  return h.toString(36).padStart(7, "0");
+/** FNV-1a, 32 bits, continued from `h` over the characters of `s`. */
+function fnv(h: number, s: string): number {
+  // Kept a signed 32-bit integer in the loop (the same bits), made unsigned once at the end.
+  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193);
+  return h >>> 0;
+}
+
+/** The hash state after "petstore:": every check value starts there. */
+const SEEDED = fnv(0x811c9dc5, "petstore:");
+
+/**
+ * FNV-1a of "petstore:" + payload, 32 bits, as 7 base-36 characters: enough to tell a cursor
+ * from a typo. Computed without joining the strings: a joined string of 13 characters or more is
+ * a rope, which reading character by character makes several times slower.
+ */
+function check(payload: string): string {
+  return fnv(SEEDED, payload).toString(36).padStart(7, "0");
 }
 
 export function encodeCursor(lastId: number, status: PetStatus | undefined): string {
   const payload = `${STATUS_CODE[status ?? ""]}${lastId.toString(36)}`;
-  return `${payload}${check(`petstore:${payload}`)}`;
+  return payload + check(payload);
 }
 
 /**
@@ -31,7 +40,7 @@ export function encodeCursor(lastId: number, status: PetStatus | undefined): str
 export function decodeCursor(cursor: string, status: PetStatus | undefined): number | undefined {
   if (cursor.length < 9 || cursor.length > 32 || !/^[apsv][0-9a-z]+$/.test(cursor)) return undefined;
   const payload = cursor.slice(0, -7);
-  if (check(`petstore:${payload}`) !== cursor.slice(-7)) return undefined;
+  if (check(payload) !== cursor.slice(-7)) return undefined;
   if (payload[0] !== STATUS_CODE[status ?? ""]) return undefined;
   const id = Number.parseInt(payload.slice(1), 36);
   return Number.isSafeInteger(id) && id >= 1 && id <= MAX_ID ? id : undefined;

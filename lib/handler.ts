@@ -51,10 +51,7 @@ export interface HandlerOptions {
   /** Extra routes under the base path served without a key (e.g. the OpenAPI document). */
   publicRoutes?: Readonly<Record<string, () => { contentType: string; body: string }>>;
   onError: (error: unknown, request: PetStoreRequest) => void;
-  /**
-   * True when the storage hands out the same frozen Pet object for a pet every time (the
-   * memory storage): each pet's JSON text is then cached by object.
-   */
+  /** True when a pet never changes once stored (the memory storage): its JSON text is cached by id. */
   stablePets?: boolean;
 }
 
@@ -129,22 +126,25 @@ function petText(p: Pet): PetText {
   return { text: `{"id":${p.id},"name":${name},"categoryId":${p.categoryId},"status":"${p.status}"}`, extra };
 }
 
+/** The most pet texts cached (about 15 MB): enough for the pets a service serves most. */
+const CACHED_PETS = 100_000;
+
 /**
- * Serialises pets, whatever key order the storage returned. With `cache` (storage that hands out
- * the same frozen object for a pet every time), each pet's text is built once: a page is then a
- * join of flat strings, where building and flattening it costs several times more.
+ * Serialises pets, whatever key order the storage returned. With `cache` (storage whose pets never
+ * change: an id always names the same pet), each pet's text is built once: a page is then a join
+ * of flat strings, where building and flattening it costs several times more.
  */
-function petsJson(pets: readonly Pet[], one: boolean, cache: WeakMap<Pet, PetText> | undefined): JsonText {
+function petsJson(pets: readonly Pet[], one: boolean, cache: Map<number, PetText> | undefined): JsonText {
   let text = one ? "" : "[";
   let extra = 0;
   for (let i = 0; i < pets.length; i++) {
     const p = pets[i] as Pet;
-    let t = cache?.get(p);
+    let t = cache?.get(p.id);
     if (t === undefined) {
       t = petText(p);
-      if (cache !== undefined) {
+      if (cache !== undefined && cache.size < CACHED_PETS) {
         t.text.charCodeAt(0); // flattens the text once, here, rather than at every write
-        cache.set(p, t);
+        cache.set(p.id, t);
       }
     }
     text += i === 0 ? t.text : `,${t.text}`;
@@ -212,7 +212,7 @@ function readQuery(raw: string): ListParams | undefined {
 
 export function createHandler(ops: CoreOperations, options: HandlerOptions) {
   const { basePath, maxBodyBytes, verify, publicRoutes = {} } = options;
-  const texts = options.stablePets === true ? new WeakMap<Pet, PetText>() : undefined;
+  const texts = options.stablePets === true ? new Map<number, PetText>() : undefined;
   const petJson = (pet: Pet): JsonText => petsJson([pet], true, texts);
   const collectionPath = `${basePath}/pets`;
   const itemPrefix = `${collectionPath}/`;

@@ -116,14 +116,6 @@ function notAPet(kind: string, value: unknown): PetStoreError {
 }
 
 /**
- * What the public operations hand out: a plain copy, the caller's to change. The storage's own
- * object may be shared and frozen (memory storage).
- */
-function copy(pet: Pet): Pet {
-  return { id: pet.id, name: pet.name, categoryId: pet.categoryId, status: pet.status };
-}
-
-/**
  * The operations plus what the handler uses: the same work, answered synchronously when the
  * storage answers synchronously (they may also throw instead of rejecting).
  */
@@ -138,6 +130,9 @@ export interface CoreOperations extends Operations {
 
 export function createOperations(storage: PetStorage, timeoutMs: number): CoreOperations {
   const guarded = guardStorage(timeoutMs, storage.inProcess === true);
+  // In-process storage builds every value it returns from what the core validated: a page from
+  // it is not checked pet by pet (reading each one would be the most of its cost).
+  const trusted = storage.inProcess === true;
   const checked = (pet: unknown): Pet => {
     if (isPet(pet)) return pet;
     throw notAPet(storage.kind, pet);
@@ -146,9 +141,10 @@ export function createOperations(storage: PetStorage, timeoutMs: number): CoreOp
   /** The page from what the storage found (one more than asked when another page follows). */
   function pageOf(found: unknown, limit: number, status: PetStatus | undefined): PetPage {
     if (!Array.isArray(found)) throw notAPet(storage.kind, found);
-    for (const pet of found) checked(pet);
+    if (!trusted) for (const pet of found) checked(pet);
     const more = found.length > limit;
-    const pets: Pet[] = more ? found.slice(0, limit) : found;
+    const pets: Pet[] = found;
+    if (more) pets.length = limit; // the array is the storage's new one: no copy
     const last = pets[pets.length - 1];
     return { pets, nextCursor: more && last ? encodeCursor(last.id, status) : undefined, limit, status };
   }
@@ -208,16 +204,15 @@ export function createOperations(storage: PetStorage, timeoutMs: number): CoreOp
         throw new PetStoreError("invalid_query", undefined, { details: issueDetails(parsed.issues) });
       }
       const { status, cursor, limit = DEFAULT_LIMIT } = parsed.output;
-      const found = await page(status, limit, cursor);
-      return { ...found, pets: found.pets.map(copy) };
+      return page(status, limit, cursor);
     },
 
     async createPet(input) {
-      return copy(await create(input));
+      return create(input);
     },
 
     async getPet(id) {
-      return copy(await find(id));
+      return find(id);
     },
   };
 }

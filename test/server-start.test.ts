@@ -146,7 +146,9 @@ test("server: a request whose client went away before the answer is logged once,
     socket.on("close", () => resolve());
     socket.on("error", reject);
   });
-  const answered = await fetch(`${url.href}/pets`, { headers: { authorization: `Bearer ${KEY}`, "x-request-id": "ok-1" } });
+  const answered = await fetch(`${url.href}/pets`, {
+    headers: { authorization: `Bearer ${KEY}`, "x-request-id": "ok-1" },
+  });
   assert.is(answered.status, 200);
   assert.is(await stop(child), 0);
   const requests = jsonLines(child.stdout()).filter((l) => l.msg === "request");

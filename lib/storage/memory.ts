@@ -1,46 +1,86 @@
 /**
  * The embedded default: pet values in Keyv's memory store (a Map, values kept unserialised),
- * an in-process id sequence, and one sorted id index for all pets plus one per status, so a
- * page costs a binary search plus `limit` lookups whatever the size of the store.
+ * an in-process id sequence, and one sorted index for all pets plus one per status (columns of
+ * the same values), so a page costs a binary search and a copy whatever the size of the store.
  */
 import Keyv from "keyv";
 import type { Pet, PetStatus } from "../schemas.ts";
 import type { ListPage, PetData, PetStorage } from "./port.ts";
 
-/** A growable, sorted list of ids in a Float64Array: 8 bytes an id, no per-entry object. */
-class IdIndex {
+const STATUSES: readonly PetStatus[] = ["available", "pending", "sold"];
+const STATUS_CODE: Record<PetStatus, number> = { available: 0, pending: 1, sold: 2 };
+
+/**
+ * A growable list of pets sorted by id, kept in columns: ids, category ids and statuses in typed
+ * arrays, names in an array of strings. No per-entry object, and a page reads one contiguous run
+ * of each column: it costs the same whether the pets it holds lie next to each other or a
+ * million apart, where reading the stored objects would touch a cold cache line a pet.
+ */
+class PetIndex {
+  /** The status every pet here has (an index of one status), or undefined (the index of all). */
+  constructor(private readonly only?: PetStatus) {}
+
   private ids = new Float64Array(1024);
+  private categoryIds = new Float64Array(1024);
+  private statuses = new Uint8Array(1024);
+  private names: string[] = [];
   size = 0;
 
-  insert(id: number): void {
-    if (this.size === this.ids.length) {
-      const grown = new Float64Array(this.ids.length * 2);
-      grown.set(this.ids);
-      this.ids = grown;
-    }
+  insert(pet: Pet): void {
+    if (this.size === this.ids.length) this.grow();
+    const { ids, categoryIds, statuses, names } = this;
     // Ids are handed out in order, so this is an append unless two creates finished out of order.
     let i = this.size;
-    while (i > 0 && (this.ids[i - 1] as number) > id) {
-      this.ids[i] = this.ids[i - 1] as number;
+    names.push(pet.name);
+    while (i > 0 && (ids[i - 1] as number) > pet.id) {
+      ids[i] = ids[i - 1] as number;
+      categoryIds[i] = categoryIds[i - 1] as number;
+      statuses[i] = statuses[i - 1] as number;
+      names[i] = names[i - 1] as string;
       i--;
     }
-    this.ids[i] = id;
+    ids[i] = pet.id;
+    categoryIds[i] = pet.categoryId;
+    if (this.only === undefined) statuses[i] = STATUS_CODE[pet.status];
+    names[i] = pet.name;
     this.size++;
   }
 
-  /** Up to `limit` ids greater than `after`, ascending. */
-  page(after: number, limit: number): number[] {
+  private grow(): void {
+    const length = this.ids.length * 2;
+    const ids = new Float64Array(length);
+    const categoryIds = new Float64Array(length);
+    const statuses = new Uint8Array(length);
+    ids.set(this.ids);
+    categoryIds.set(this.categoryIds);
+    statuses.set(this.statuses);
+    this.ids = ids;
+    this.categoryIds = categoryIds;
+    this.statuses = statuses;
+  }
+
+  /** Up to `limit` pets with ids greater than `after`, ascending, as new objects. */
+  page(after: number, limit: number): Pet[] {
+    const { ids, categoryIds, statuses, names } = this;
     let lo = 0;
     let hi = this.size;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
-      if ((this.ids[mid] as number) <= after) lo = mid + 1;
+      if ((ids[mid] as number) <= after) lo = mid + 1;
       else hi = mid;
     }
     const end = Math.min(this.size, lo + limit);
-    const out = new Array<number>(end - lo);
-    for (let i = lo; i < end; i++) out[i - lo] = this.ids[i] as number;
-    return out;
+    const pets = new Array<Pet>(end - lo);
+    const only = this.only;
+    for (let i = lo; i < end; i++) {
+      pets[i - lo] = {
+        id: ids[i] as number,
+        name: names[i] as string,
+        categoryId: categoryIds[i] as number,
+        status: only ?? (STATUSES[statuses[i] as number] as PetStatus),
+      };
+    }
+    return pets;
   }
 }
 
@@ -107,11 +147,11 @@ export function memoryStorage(options: MemoryStorageOptions = {}): PetStorage {
     deserialize: undefined,
     throwOnErrors: true,
   });
-  const all = new IdIndex();
-  const byStatus: Record<PetStatus, IdIndex> = {
-    available: new IdIndex(),
-    pending: new IdIndex(),
-    sold: new IdIndex(),
+  const all = new PetIndex();
+  const byStatus: Record<PetStatus, PetIndex> = {
+    available: new PetIndex("available"),
+    pending: new PetIndex("pending"),
+    sold: new PetIndex("sold"),
   };
   let lastId = 0;
 
@@ -120,25 +160,21 @@ export function memoryStorage(options: MemoryStorageOptions = {}): PetStorage {
     inProcess: true,
     async create(data: PetData): Promise<Pet> {
       const id = ++lastId;
-      // Frozen: the same object is handed out on every read (see PetStorage.inProcess).
-      const pet: Pet = Object.freeze({ id, name: data.name, categoryId: data.categoryId, status: data.status });
+      const pet: Pet = { id, name: data.name, categoryId: data.categoryId, status: data.status };
       await values.set(String(id), pet);
-      all.insert(id);
-      byStatus[pet.status].insert(id);
-      return pet;
+      all.insert(pet);
+      byStatus[pet.status].insert(pet);
+      return { ...pet }; // every read hands out a new object: the caller's to change
     },
     // Reads answer synchronously: the core then builds the answer without a promise hop.
     get(id: number): Pet | undefined {
-      return slots.read(id);
+      const pet = slots.read(id);
+      return pet === undefined
+        ? undefined
+        : { id: pet.id, name: pet.name, categoryId: pet.categoryId, status: pet.status };
     },
     list({ status, after, limit }: ListPage): Pet[] {
-      const ids = (status === undefined ? all : byStatus[status]).page(after, limit);
-      const pets: Pet[] = [];
-      for (const id of ids) {
-        const pet = slots.read(id);
-        if (pet !== undefined) pets.push(pet);
-      }
-      return pets;
+      return (status === undefined ? all : byStatus[status]).page(after, limit);
     },
     async ping() {},
     async close() {

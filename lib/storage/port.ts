@@ -23,9 +23,9 @@ export interface PetStorage {
   /** A short name for logs and errors, e.g. "memory" or "redis". */
   readonly kind: string;
   /**
-   * True for storage inside this process that cannot hang and hands out the same frozen Pet
-   * object for a pet every time (memory): calls then run without a time-out timer, and the core
-   * caches each pet's JSON text by object.
+   * True for storage inside this process that cannot hang and whose pets never change once
+   * created (memory): calls then run without a time-out timer, its pages are trusted without a
+   * check of every pet, and the core caches each pet's JSON text by id.
    */
   readonly inProcess?: boolean;
   /**
@@ -33,7 +33,10 @@ export interface PetStorage {
    * stores the pet. Resolves once the pet is fully visible to `get` and `list`.
    */
   create(pet: PetData): Promise<Pet>;
-  /** The pet with this id, or undefined. May answer synchronously (the memory storage does). */
+  /**
+   * The pet with this id, or undefined. May answer synchronously (the memory storage does).
+   * Every Pet a storage returns is a new object: the core hands it to callers as it is.
+   */
   get(id: number): Awaitable<Pet | undefined>;
   /** Pets in ascending id order, as described by `page`. May answer synchronously. */
   list(page: ListPage): Awaitable<Pet[]>;

@@ -243,7 +243,6 @@ test("listPets: names with quotes, backslashes, control characters and lone surr
   assert.is(res.body, JSON.stringify(parsed));
 });
 
-
 test("operations hand out the caller's own copies: changing one changes nothing stored", async () => {
   const store = makeStore();
   const created = await store.createPet({ name: "Rex", categoryId: 1 });
@@ -290,6 +289,21 @@ test("handle GET /v1/pets: the query is read as URLSearchParams would (encoded n
   }
   const bare = await call(store, "GET", "/v1/pets", { query: "limit" });
   assert.is(errorOf(bare).code, "invalid_query", "a name without a value is an empty value");
+});
+
+test("cursors keep their format across versions: one issued by 1.0.0 is still accepted (a rolling upgrade shares them)", async () => {
+  // Issued by 1.0.0 for the page after pet 123456 in status=sold, and for the page after pet 40.
+  const store = makeStore();
+  await createMany(store, 45);
+  const after40 = await call(store, "GET", "/v1/pets", { query: "limit=2&cursor=a141oi6scv" });
+  assert.is(after40.status, 200, after40.body);
+  assert.equal(
+    (json(after40) as Pet[]).map((p) => p.id),
+    [41, 42],
+  );
+  const sold = await call(store, "GET", "/v1/pets", { query: "status=sold&cursor=s2n9c1fihym4" });
+  assert.is(sold.status, 200, sold.body);
+  assert.equal(json(sold), []);
 });
 
 test.run();
