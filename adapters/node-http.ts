@@ -11,6 +11,7 @@
  *   http.createServer(createNodeHandler(store)).listen(8080);
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { ANSWER_NOW } from "../lib/handler.ts";
 import type { PetStore } from "../lib/index.ts";
 import { announcesBody, mustClose, readBody } from "./body.ts";
 
@@ -42,7 +43,7 @@ export interface NodeHandlerOptions {
 /** A Node listener; `next`, when a framework passes one, takes requests outside the base path. */
 export type NodeHandler = (req: IncomingMessage, res: ServerResponse, next?: (error?: unknown) => void) => void;
 
-type Store = Pick<PetStore, "handle" | "basePath" | "maxBodyBytes">;
+type Store = Pick<PetStore, "handle" | "basePath" | "maxBodyBytes" | typeof ANSWER_NOW>;
 
 /** Writes the core's answer; `Connection: close` when an unread body could be too big to drain. */
 function send(
@@ -66,6 +67,10 @@ function send(
   }
 }
 
+function isPromise<T>(value: T | Promise<T>): value is Promise<T> {
+  return typeof (value as { then?: unknown }).then === "function";
+}
+
 /** True when `url` is the base path or below it. */
 function isUnder(url: string, base: string): boolean {
   if (base === "" || !url.startsWith(base)) return base === "";
@@ -82,6 +87,7 @@ export function createNodeHandler(store: Store, options: NodeHandlerOptions = {}
     throw new TypeError("createNodeHandler: expected a store from createPetStore()");
   }
   const { basePath } = store;
+  const answerNow = store[ANSWER_NOW];
   const { fallback, onAnswer } = options;
   if (fallback !== undefined && typeof fallback !== "function") {
     throw new TypeError("createNodeHandler: options.fallback must be a function (req, res) => void");
@@ -99,13 +105,15 @@ export function createNodeHandler(store: Store, options: NodeHandlerOptions = {}
     }
     const headers = req.headers;
     const started = onAnswer ? performance.now() : 0;
-    store
-      .handle({
-        method: req.method ?? "GET",
-        path: url,
-        headers,
-        body: announcesBody(headers) ? (limit: number) => readBody(req, limit) : undefined,
-      })
-      .then((answer) => send(store, req, res, answer, onAnswer, started));
+    const request = {
+      method: req.method ?? "GET",
+      path: url,
+      headers,
+      body: announcesBody(headers) ? (limit: number) => readBody(req, limit) : undefined,
+    };
+    // A store from createPetStore answers at once when nothing had to wait: written in this tick.
+    const answer = answerNow ? answerNow(request) : store.handle(request);
+    if (isPromise(answer)) answer.then((a) => send(store, req, res, a, onAnswer, started));
+    else send(store, req, res, answer, onAnswer, started);
   };
 }

@@ -5,8 +5,8 @@
  */
 import type { AuthOption } from "./auth.ts";
 import { toVerifier } from "./auth.ts";
-import type { Handle } from "./handler.ts";
-import { createHandler } from "./handler.ts";
+import type { AnswerNow, Handle } from "./handler.ts";
+import { ANSWER_NOW, createHandler } from "./handler.ts";
 import { openApiRoute } from "./openapi.ts";
 import type { Operations } from "./operations.ts";
 import { createOperations, guardStorage } from "./operations.ts";
@@ -36,6 +36,8 @@ export interface PetStoreOptions {
 export interface PetStore extends Operations {
   /** Answers one HTTP-neutral request; never rejects. */
   handle: Handle;
+  /** @internal The same answer, without a promise when nothing had to wait (for this package's adapters). */
+  readonly [ANSWER_NOW]?: AnswerNow;
   /** True when the storage answers (for readiness probes). */
   ready(): Promise<boolean>;
   /** Closes the storage. Idempotent. */
@@ -76,7 +78,7 @@ export function createPetStore(options: PetStoreOptions): PetStore {
   const timeoutMs = checkPositive("operationTimeoutMs", options.operationTimeoutMs ?? 2000);
   const onError = options.onError ?? ((error: unknown) => console.error("petstore: unexpected error", error));
   const ops = createOperations(storage, timeoutMs);
-  const handle = createHandler(ops, {
+  const { handle, answerNow } = createHandler(ops, {
     basePath,
     maxBodyBytes,
     verify,
@@ -95,6 +97,7 @@ export function createPetStore(options: PetStoreOptions): PetStore {
     createPet: (input) => ops.createPet(input),
     getPet: (id) => ops.getPet(id),
     handle,
+    [ANSWER_NOW]: answerNow,
     basePath,
     maxBodyBytes,
     async ready() {
