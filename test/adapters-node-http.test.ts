@@ -5,6 +5,7 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import http from "node:http";
+import { createRequest, createResponse } from "node-mocks-http";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { createNodeHandler } from "../adapters/node-http.ts";
@@ -119,6 +120,25 @@ test("node-http: the adapter adds no header of its own (no X-Powered-By, no Serv
     ]);
   });
   await store.close();
+});
+
+test("node-http: an answer from memory storage is written before the listener returns; one that waits, later", async () => {
+  const store = createPetStore({ auth: [KEY] });
+  await store.createPet({ name: "Rex", categoryId: 1 });
+  const listener = createNodeHandler(store);
+  const res = createResponse();
+  listener(createRequest({ method: "GET", url: "/v1/pets?limit=5", headers: auth }), res);
+  assert.ok(res._isEndCalled(), "written in the same tick: no promise in between");
+  assert.is(res.statusCode, 200);
+  assert.equal(JSON.parse(res._getData()), [{ id: 1, name: "Rex", categoryId: 1, status: "available" }]);
+  // An asynchronous verify function has to be waited for: the answer comes after.
+  const waiting = createPetStore({ auth: async (token: string) => token === KEY });
+  const later = createResponse();
+  createNodeHandler(waiting)(createRequest({ method: "GET", url: "/v1/pets", headers: auth }), later);
+  assert.not.ok(later._isEndCalled());
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.ok(later._isEndCalled());
+  assert.is(later.statusCode, 200);
 });
 
 test("node-http: createNodeHandler refuses what is not a store, and a fallback that is not a function", () => {
