@@ -126,8 +126,11 @@ function petText(p: Pet): PetText {
   return { text: `{"id":${p.id},"name":${name},"categoryId":${p.categoryId},"status":"${p.status}"}`, extra };
 }
 
-/** The most pet texts cached (about 15 MB): enough for the pets a service serves most. */
-const CACHED_PETS = 100_000;
+/**
+ * The most pet texts cached (about 1.5 MB). When full, the cache starts again empty: memory stays
+ * bounded, and the pets served most are soon back in it.
+ */
+const CACHED_PETS = 10_000;
 
 /**
  * Serialises pets, whatever key order the storage returned. With `cache` (storage whose pets never
@@ -142,7 +145,8 @@ function petsJson(pets: readonly Pet[], one: boolean, cache: Map<number, PetText
     let t = cache?.get(p.id);
     if (t === undefined) {
       t = petText(p);
-      if (cache !== undefined && cache.size < CACHED_PETS) {
+      if (cache !== undefined) {
+        if (cache.size >= CACHED_PETS) cache.clear();
         t.text.charCodeAt(0); // flattens the text once, here, rather than at every write
         cache.set(p.id, t);
       }

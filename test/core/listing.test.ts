@@ -306,4 +306,33 @@ test("cursors keep their format across versions: one issued by 1.0.0 is still ac
   assert.equal(json(sold), []);
 });
 
+test("handle GET /v1/pets: pages stay exact when the cache of pet texts fills and starts again (10,000 pets)", async () => {
+  const store = makeStore();
+  const count = 10_150;
+  for (let i = 1; i <= count; i++)
+    await store.createPet({ name: i % 7 === 0 ? `Ünï ${i}` : `pet ${i}`, categoryId: 1 + (i % 5) });
+  const walk = async () => {
+    const bodies: string[] = [];
+    let query = "limit=100";
+    for (;;) {
+      const res = await call(store, "GET", "/v1/pets", { query });
+      assert.is(res.headers["content-length"], String(Buffer.byteLength(res.body)));
+      bodies.push(res.body);
+      const next = nextLink(res);
+      if (next === undefined) return bodies;
+      query = next.split("?")[1] as string;
+    }
+  };
+  const first = await walk();
+  const second = await walk();
+  assert.equal(second, first);
+  const ids = first.flatMap((body) => (JSON.parse(body) as Pet[]).map((p) => p.id));
+  assert.equal(
+    ids,
+    Array.from({ length: count }, (_, i) => i + 1),
+  );
+  const one = json(await call(store, "GET", "/v1/pets/7")) as Pet;
+  assert.equal(one, { id: 7, name: "Ünï 7", categoryId: 3, status: "available" });
+});
+
 test.run();
