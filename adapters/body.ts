@@ -3,7 +3,7 @@
  * soon as it passes the limit, and never a hang when the client goes away. Shared by the
  * Node http adapter and the hapi plugin so that both read bodies the same way.
  */
-import type { IncomingHttpHeaders } from "node:http";
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from "node:http";
 import type { Readable } from "node:stream";
 import { PetStoreError } from "../lib/errors.ts";
 
@@ -23,6 +23,11 @@ export function mustClose(stream: Readable & { complete?: boolean }, headers: In
   if (stream.complete || stream.readableEnded || !announcesBody(headers)) return false;
   const length = headers["content-length"];
   return length === undefined || !/^[0-9]+$/.test(length) || Number(length) > limit;
+}
+
+/** True when an answer can no longer be written: already sent, or the client went away. */
+export function cannotAnswer(req: IncomingMessage, res: ServerResponse): boolean {
+  return res.headersSent || res.destroyed || req.socket?.destroyed === true;
 }
 
 /**

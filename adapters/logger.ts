@@ -4,6 +4,7 @@
  * logged: never a header, a query value or a key.
  */
 import pino from "pino";
+import { jsonString } from "../lib/json.ts";
 import type { LogLevel } from "./config.ts";
 import { LineWriter } from "./line-writer.ts";
 
@@ -25,9 +26,6 @@ export function createLogger(level: LogLevel, destination?: pino.DestinationStre
   return logger;
 }
 
-/** Strings that go into JSON as they are: printable ASCII without `"` and `\`. */
-const PLAIN = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
-
 /** Writes one request line; `aborted` when the client went away before the answer. */
 export type RequestLogger = (
   method: string,
@@ -48,7 +46,6 @@ export function requestLogger(logger: Logger): RequestLogger {
     pino.symbols.streamSym
   ];
   const prefix = `,"pid":${process.pid},"method":`;
-  const text = (s: string) => (PLAIN.test(s) ? `"${s}"` : JSON.stringify(s));
   return (method, path, status, ms, reqId, aborted) => {
     if (!logger.isLevelEnabled("info")) return;
     if (stream === undefined) {
@@ -56,8 +53,8 @@ export function requestLogger(logger: Logger): RequestLogger {
       return;
     }
     stream.write(
-      `{"level":30,"time":${Date.now()}${prefix}${text(method)},"path":${text(path)},"status":${status},` +
-        `"ms":${ms},"reqId":${text(reqId)}${aborted ? ',"aborted":true' : ""},"msg":"request"}\n`,
+      `{"level":30,"time":${Date.now()}${prefix}${jsonString(method)},"path":${jsonString(path)},"status":${status},` +
+        `"ms":${ms},"reqId":${jsonString(reqId)}${aborted ? ',"aborted":true' : ""},"msg":"request"}\n`,
     );
   };
 }

@@ -13,7 +13,8 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { ANSWER_NOW } from "../lib/handler.ts";
 import type { PetStore } from "../lib/index.ts";
-import { announcesBody, mustClose, readBody } from "./body.ts";
+import { isPromise } from "../lib/operations.ts";
+import { announcesBody, cannotAnswer, mustClose, readBody } from "./body.ts";
 
 /** Called for requests outside the store's base path (Connect/Express `next` style). */
 export type Fallback = (req: IncomingMessage, res: ServerResponse) => void;
@@ -54,7 +55,7 @@ function send(
   onAnswer: OnAnswer | undefined,
   started: number,
 ) {
-  const gone = res.headersSent || res.destroyed || req.socket?.destroyed === true;
+  const gone = cannotAnswer(req, res);
   if (onAnswer) onAnswer(req, res, { status: answer.status, aborted: gone, ms: performance.now() - started });
   if (gone) return;
   const headers = answer.headers;
@@ -65,10 +66,6 @@ function send(
   } catch {
     res.destroy(); // only a broken socket gets here: there is nobody to answer
   }
-}
-
-function isPromise<T>(value: T | Promise<T>): value is Promise<T> {
-  return typeof (value as { then?: unknown }).then === "function";
 }
 
 /** True when `url` is the base path or below it. */

@@ -12,6 +12,7 @@ import { PetStoreError } from "../lib/errors.ts";
 import type { PetStore } from "../lib/index.ts";
 import { createPetStore, requestIdOf } from "../lib/index.ts";
 import { openStorage } from "../lib/storage/open.ts";
+import { cannotAnswer } from "./body.ts";
 import type { ServerConfig } from "./config.ts";
 import { ConfigError, loadConfig, USAGE } from "./config.ts";
 import { docsRoute } from "./docs.ts";
@@ -91,7 +92,7 @@ async function serveExtra(
       answer = json(500, new PetStoreError("internal_error").toJSON());
     }
   }
-  const gone = res.destroyed || req.socket?.destroyed === true;
+  const gone = cannotAnswer(req, res);
   onAnswer(req, res, { status: answer.status, aborted: gone, ms: performance.now() - started });
   if (gone) return;
   res.writeHead(answer.status, {
@@ -102,6 +103,13 @@ async function serveExtra(
     ...answer.headers,
   });
   res.end(head ? undefined : answer.body);
+}
+
+/** The request's path, without the query string. */
+function pathOf(req: IncomingMessage): string {
+  const url = req.url ?? "/";
+  const q = url.indexOf("?");
+  return q === -1 ? url : url.slice(0, q);
 }
 
 /** The scheme of a storage spec, for messages that must not show a password. */
@@ -148,11 +156,8 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
       res.shouldKeepAlive = false;
       setImmediate(() => server.closeIdleConnections());
     }
-    const url = req.url ?? "/";
-    const q = url.indexOf("?");
-    const path = q === -1 ? url : url.slice(0, q);
     const ms = Math.round(answer.ms * 100) / 100;
-    log(req.method ?? "", path, answer.status, ms, req.headers["x-request-id"] as string, answer.aborted);
+    log(req.method ?? "", pathOf(req), answer.status, ms, req.headers["x-request-id"] as string, answer.aborted);
   }
 
   const api = createNodeHandler(store, { onAnswer: answered });
@@ -168,9 +173,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
       // Decided here, once, so that the log line and the answer carry the same id.
       req.headers["x-request-id"] = requestIdOf(req.headers["x-request-id"]);
       if (draining) res.shouldKeepAlive = false;
-      const url = req.url ?? "/";
-      const q = url.indexOf("?");
-      const extra = extraRoute(q === -1 ? url : url.slice(0, q));
+      const extra = extraRoute(pathOf(req));
       if (extra) void serveExtra(extra, store, draining, req, res, answered);
       else api(req, res);
     },

@@ -9,10 +9,13 @@ import { readBearer } from "./auth.ts";
 
 import type { ErrorCode, ErrorDetail } from "./errors.ts";
 import { ERRORS, isPetStoreError } from "./errors.ts";
+import type { JsonText } from "./json.ts";
+import { PetJson } from "./json.ts";
 import type { CoreOperations, PetPage } from "./operations.ts";
 import { isPromise } from "./operations.ts";
+import { readQuery } from "./query.ts";
 import type { Pet, PetStatus } from "./schemas.ts";
-import { DEFAULT_LIMIT, MAX_LIMIT, MIN_LIMIT } from "./schemas.ts";
+import { DEFAULT_LIMIT, MAX_LIMIT, MIN_LIMIT, PET_STATUSES } from "./schemas.ts";
 import type { Awaitable } from "./storage/port.ts";
 
 /** Reads the body on demand, refusing (PetStoreError `payload_too_large`) past `limit` bytes. */
@@ -97,127 +100,9 @@ function first(value: HeaderValue): string | undefined {
   return Array.isArray(value) ? value[0] : value;
 }
 
-/** Characters that are one UTF-8 byte and need no JSON escape: printable ASCII but `"` and `\`. */
-const PLAIN = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
-
-/**
- * JSON text with its length in UTF-8 bytes, counted while it is built: the usual case (ASCII
- * names) then costs no second pass over the text, which `Buffer.byteLength` would need.
- */
-interface JsonText {
-  text: string;
-  bytes: number;
-}
-
-/** One pet's JSON text, in the contract's key order, and its UTF-8 bytes beyond one a character. */
-interface PetText {
-  text: string;
-  extra: number;
-}
-
-function petText(p: Pet): PetText {
-  let name = p.name;
-  let extra = 0;
-  if (PLAIN.test(name)) name = `"${name}"`;
-  else {
-    name = JSON.stringify(name);
-    extra = Buffer.byteLength(name) - name.length;
-  }
-  return { text: `{"id":${p.id},"name":${name},"categoryId":${p.categoryId},"status":"${p.status}"}`, extra };
-}
-
-/**
- * The most pet texts cached (about 1.5 MB). When full, the cache starts again empty: memory stays
- * bounded, and the pets served most are soon back in it.
- */
-const CACHED_PETS = 10_000;
-
-/**
- * Serialises pets, whatever key order the storage returned. With `cache` (storage whose pets never
- * change: an id always names the same pet), each pet's text is built once: a page is then a join
- * of flat strings, where building and flattening it costs several times more.
- */
-function petsJson(pets: readonly Pet[], one: boolean, cache: Map<number, PetText> | undefined): JsonText {
-  let text = one ? "" : "[";
-  let extra = 0;
-  for (let i = 0; i < pets.length; i++) {
-    const p = pets[i] as Pet;
-    let t = cache?.get(p.id);
-    if (t === undefined) {
-      t = petText(p);
-      if (cache !== undefined) {
-        if (cache.size >= CACHED_PETS) cache.clear();
-        t.text.charCodeAt(0); // flattens the text once, here, rather than at every write
-        cache.set(p.id, t);
-      }
-    }
-    text += i === 0 ? t.text : `,${t.text}`;
-    extra += t.extra;
-  }
-  if (!one) text += "]";
-  return { text, bytes: text.length + extra };
-}
-
-/** The list query's own parameters as given (others are ignored), with how often each came. */
-interface ListParams {
-  limit: string | undefined;
-  status: string | undefined;
-  cursor: string | undefined;
-  limitCount: number;
-  statusCount: number;
-  cursorCount: number;
-}
-
-/** A query string's name or value, percent- and plus-decoded (throws on bad percent-encoding). */
-function decoded(part: string): string {
-  return part.includes("%") || part.includes("+") ? decodeURIComponent(part.replace(/\+/g, " ")) : part;
-}
-
-/**
- * Reads `limit`, `status` and `cursor` from a query string in one pass, without building a map
- * of everything. Undefined when one of them is not valid percent-encoding (an unknown parameter
- * that is not is ignored, as unknown parameters are).
- */
-function readQuery(raw: string): ListParams | undefined {
-  const params: ListParams = {
-    limit: undefined,
-    status: undefined,
-    cursor: undefined,
-    limitCount: 0,
-    statusCount: 0,
-    cursorCount: 0,
-  };
-  for (let start = 0; start < raw.length; ) {
-    let end = raw.indexOf("&", start);
-    if (end === -1) end = raw.length;
-    if (end > start) {
-      const eq = raw.indexOf("=", start);
-      const split = eq !== -1 && eq < end;
-      let name = raw.slice(start, split ? eq : end);
-      let value = split ? raw.slice(eq + 1, end) : "";
-      try {
-        name = decoded(name);
-        value = decoded(value);
-      } catch {
-        if (name === "limit" || name === "status" || name === "cursor") return undefined;
-      }
-      if (name === "limit") {
-        if (params.limitCount++ === 0) params.limit = value;
-      } else if (name === "status") {
-        if (params.statusCount++ === 0) params.status = value;
-      } else if (name === "cursor") {
-        if (params.cursorCount++ === 0) params.cursor = value;
-      }
-    }
-    start = end + 1;
-  }
-  return params;
-}
-
 export function createHandler(ops: CoreOperations, options: HandlerOptions) {
   const { basePath, maxBodyBytes, verify, publicRoutes = {} } = options;
-  const texts = options.stablePets === true ? new Map<number, PetText>() : undefined;
-  const petJson = (pet: Pet): JsonText => petsJson([pet], true, texts);
+  const json = new PetJson(options.stablePets === true);
   const collectionPath = `${basePath}/pets`;
   const itemPrefix = `${collectionPath}/`;
   const deprecation: Record<string, string> = {
@@ -333,12 +218,12 @@ export function createHandler(ops: CoreOperations, options: HandlerOptions) {
       }
     }
     const status = params.status;
-    if (status !== undefined && status !== "available" && status !== "pending" && status !== "sold") {
+    if (status !== undefined && !(PET_STATUSES as readonly string[]).includes(status)) {
       return refuse("invalid_query", "status must be one of available, pending, sold.", [
         { path: "status", message: "must be one of available, pending, sold" },
       ]);
     }
-    return { status, limit, cursor: params.cursor };
+    return { status: status as PetStatus | undefined, limit, cursor: params.cursor };
   }
 
   function nextLink(page: PetPage): Record<string, string> | undefined {
@@ -382,8 +267,8 @@ export function createHandler(ops: CoreOperations, options: HandlerOptions) {
         } catch {}
         const pet = ops.find(rawId);
         answer = isPromise(pet)
-          ? pet.then((p) => respond(200, petJson(p), head, requestId, extra))
-          : respond(200, petJson(pet), head, requestId, extra);
+          ? pet.then((p) => respond(200, json.one(p), head, requestId, extra))
+          : respond(200, json.one(pet), head, requestId, extra);
       } else if (method === "POST") {
         answer = createPet(request, requestId);
       } else {
@@ -400,7 +285,7 @@ export function createHandler(ops: CoreOperations, options: HandlerOptions) {
   }
 
   function listAnswer(page: PetPage, head: boolean, requestId: string): PetStoreResponse {
-    return respond(200, petsJson(page.pets, false, texts), head, requestId, nextLink(page));
+    return respond(200, json.many(page.pets), head, requestId, nextLink(page));
   }
 
   /** 401, with the challenge RFC 6750 asks for. */
@@ -424,8 +309,7 @@ export function createHandler(ops: CoreOperations, options: HandlerOptions) {
 
   function createdAnswer(pet: Pet, requestId: string): PetStoreResponse {
     // Not cached: most new pets are not read back soon, and a cache entry a create costs more than it saves.
-    const text = petsJson([pet], true, undefined);
-    return respond(201, text, false, requestId, { location: `${collectionPath}/${pet.id}` });
+    return respond(201, json.one(pet, false), false, requestId, { location: `${collectionPath}/${pet.id}` });
   }
 
   /** Routing, the method, the key; then `operate`. Synchronous as long as nothing has to wait. */

@@ -5,10 +5,8 @@
  */
 import Keyv from "keyv";
 import type { Pet, PetStatus } from "../schemas.ts";
+import { PET_STATUSES } from "../schemas.ts";
 import type { ListPage, PetData, PetStorage } from "./port.ts";
-
-const STATUSES: readonly PetStatus[] = ["available", "pending", "sold"];
-const STATUS_CODE: Record<PetStatus, number> = { available: 0, pending: 1, sold: 2 };
 
 /**
  * A growable list of pets sorted by id, kept in columns: ids, category ids and statuses in typed
@@ -41,7 +39,7 @@ class PetIndex {
     }
     ids[i] = pet.id;
     categoryIds[i] = pet.categoryId;
-    if (this.only === undefined) statuses[i] = STATUS_CODE[pet.status];
+    if (this.only === undefined) statuses[i] = PET_STATUSES.indexOf(pet.status);
     names[i] = pet.name;
     this.size++;
   }
@@ -77,7 +75,7 @@ class PetIndex {
         id: ids[i] as number,
         name: names[i] as string,
         categoryId: categoryIds[i] as number,
-        status: only ?? (STATUSES[statuses[i] as number] as PetStatus),
+        status: only ?? (PET_STATUSES[statuses[i] as number] as PetStatus),
       };
     }
     return pets;
@@ -169,9 +167,7 @@ export function memoryStorage(options: MemoryStorageOptions = {}): PetStorage {
     // Reads answer synchronously: the core then builds the answer without a promise hop.
     get(id: number): Pet | undefined {
       const pet = slots.read(id);
-      return pet === undefined
-        ? undefined
-        : { id: pet.id, name: pet.name, categoryId: pet.categoryId, status: pet.status };
+      return pet === undefined ? undefined : { ...pet }; // a new object, as every read hands out
     },
     list({ status, after, limit }: ListPage): Pet[] {
       return (status === undefined ? all : byStatus[status]).page(after, limit);
