@@ -1,65 +1,57 @@
 /**
- * The embedded default: pet values in Keyv's memory store (a Map, values kept unserialised),
- * an in-process id sequence, and one sorted index for all pets plus one per status (columns of
- * the same values), so a page costs a binary search and a copy whatever the size of the store.
+ * The embedded default: pet values in a Keyv store of our own (columns indexed by id, values
+ * kept unserialised), an in-process id sequence, and one sorted index per status (columns of the
+ * same values), so a page costs a binary search and a copy whatever the size of the store.
  */
 import Keyv from "keyv";
 import type { Pet, PetStatus } from "../schemas.ts";
 import { PET_STATUSES } from "../schemas.ts";
 import type { ListPage, PetData, PetStorage } from "./port.ts";
 
-/**
- * A growable list of pets sorted by id, kept in columns: ids, category ids and statuses in typed
- * arrays, names in an array of strings. No per-entry object, and a page reads one contiguous run
- * of each column: it costs the same whether the pets it holds lie next to each other or a
- * million apart, where reading the stored objects would touch a cold cache line a pet.
- */
-class PetIndex {
-  /** The status every pet here has (an index of one status), or undefined (the index of all). */
-  constructor(private readonly only?: PetStatus) {}
+/** A Float64Array twice as long, holding the same values (columns grow by doubling). */
+function grown(column: Float64Array<ArrayBuffer>): Float64Array<ArrayBuffer> {
+  const next = new Float64Array(column.length * 2);
+  next.set(column);
+  return next;
+}
 
+/**
+ * The pets of one status, sorted by id, in columns: ids and category ids in typed arrays, names
+ * in an array of strings. A page reads one contiguous run of each column, so it costs the same
+ * whether its pets lie next to each other in the store or a million apart.
+ */
+class StatusIndex {
   private ids = new Float64Array(1024);
   private categoryIds = new Float64Array(1024);
-  private statuses = new Uint8Array(1024);
-  private names: string[] = [];
-  size = 0;
+  private readonly names: string[] = [];
+  private size = 0;
 
-  insert(pet: Pet): void {
-    if (this.size === this.ids.length) this.grow();
-    const { ids, categoryIds, statuses, names } = this;
+  constructor(private readonly status: PetStatus) {}
+
+  insert(id: number, name: string, categoryId: number): void {
+    if (this.size === this.ids.length) {
+      this.ids = grown(this.ids);
+      this.categoryIds = grown(this.categoryIds);
+    }
+    const { ids, categoryIds, names } = this;
     // Ids are handed out in order, so this is an append unless two creates finished out of order.
     let i = this.size;
-    names.push(pet.name);
-    while (i > 0 && (ids[i - 1] as number) > pet.id) {
+    names.push(name);
+    while (i > 0 && (ids[i - 1] as number) > id) {
       ids[i] = ids[i - 1] as number;
       categoryIds[i] = categoryIds[i - 1] as number;
-      statuses[i] = statuses[i - 1] as number;
       names[i] = names[i - 1] as string;
       i--;
     }
-    ids[i] = pet.id;
-    categoryIds[i] = pet.categoryId;
-    if (this.only === undefined) statuses[i] = PET_STATUSES.indexOf(pet.status);
-    names[i] = pet.name;
+    ids[i] = id;
+    categoryIds[i] = categoryId;
+    names[i] = name;
     this.size++;
-  }
-
-  private grow(): void {
-    const length = this.ids.length * 2;
-    const ids = new Float64Array(length);
-    const categoryIds = new Float64Array(length);
-    const statuses = new Uint8Array(length);
-    ids.set(this.ids);
-    categoryIds.set(this.categoryIds);
-    statuses.set(this.statuses);
-    this.ids = ids;
-    this.categoryIds = categoryIds;
-    this.statuses = statuses;
   }
 
   /** Up to `limit` pets with ids greater than `after`, ascending, as new objects. */
   page(after: number, limit: number): Pet[] {
-    const { ids, categoryIds, statuses, names } = this;
+    const { ids, categoryIds, names, status } = this;
     let lo = 0;
     let hi = this.size;
     while (lo < hi) {
@@ -69,14 +61,8 @@ class PetIndex {
     }
     const end = Math.min(this.size, lo + limit);
     const pets = new Array<Pet>(end - lo);
-    const only = this.only;
     for (let i = lo; i < end; i++) {
-      pets[i - lo] = {
-        id: ids[i] as number,
-        name: names[i] as string,
-        categoryId: categoryIds[i] as number,
-        status: only ?? (PET_STATUSES[statuses[i] as number] as PetStatus),
-      };
+      pets[i - lo] = { id: ids[i] as number, name: names[i] as string, categoryId: categoryIds[i] as number, status };
     }
     return pets;
   }
@@ -88,12 +74,17 @@ export interface MemoryStorageOptions {
 }
 
 /**
- * Keyv's store for the memory backend: a Map-like adapter over a dense array indexed by id.
- * Ids are 1..n within one process, so a slot lookup replaces hashing a string key among a
- * million: a page costs the same at 1,000 pets and at 1,000,000. Keys are decimal ids.
+ * Keyv's store for the memory backend: the pets in columns indexed by id (ids are 1..n within one
+ * process). Keys are decimal ids. No object is kept a pet: a million pets are a few arrays, not
+ * a million objects for the garbage collector to trace and move, and a lookup is an array read
+ * rather than hashing a string key among a million. Reads build a new Pet each time.
  */
-class PetSlots {
-  private slots: (Pet | undefined)[] = [];
+class PetTable {
+  private readonly names: (string | undefined)[] = [undefined]; // slot 0 unused: ids start at 1
+  private categoryIds = new Float64Array(1024);
+  private statuses = new Uint8Array(1024); // 0: no pet; else 1 + the index in PET_STATUSES
+  /** The highest id stored. */
+  top = 0;
 
   private static index(key: string): number {
     const i = Number(key);
@@ -101,55 +92,93 @@ class PetSlots {
     return i;
   }
 
-  /** The pet itself, without Keyv's envelope: the hot path of reads. */
+  /** The pet with this id, as a new object, or undefined: the hot path of reads. */
   read(id: number): Pet | undefined {
-    return this.slots[id];
+    const code = this.statuses[id];
+    if (code === undefined || code === 0) return undefined;
+    return {
+      id,
+      name: this.names[id] as string,
+      categoryId: this.categoryIds[id] as number,
+      status: PET_STATUSES[code - 1] as PetStatus,
+    };
+  }
+
+  /** Up to `limit` pets with ids greater than `after`, ascending: one contiguous run of each column. */
+  page(after: number, limit: number): Pet[] {
+    const pets: Pet[] = [];
+    for (let id = Math.floor(after) + 1; id <= this.top && pets.length < limit; id++) {
+      const pet = this.read(id);
+      if (pet !== undefined) pets.push(pet);
+    }
+    return pets;
+  }
+
+  private write(id: number, pet: Pet | undefined): void {
+    if (id >= this.statuses.length) {
+      let length = this.statuses.length * 2;
+      while (id >= length) length *= 2;
+      const categoryIds = new Float64Array(length);
+      const statuses = new Uint8Array(length);
+      categoryIds.set(this.categoryIds);
+      statuses.set(this.statuses);
+      this.categoryIds = categoryIds;
+      this.statuses = statuses;
+    }
+    const names = this.names;
+    while (names.length < id) names.push(undefined); // keeps the array dense (ids come in order)
+    names[id] = pet?.name;
+    this.categoryIds[id] = pet?.categoryId ?? 0;
+    this.statuses[id] = pet === undefined ? 0 : PET_STATUSES.indexOf(pet.status) + 1;
+    if (pet !== undefined && id > this.top) this.top = id;
   }
 
   get(key: string): { value: Pet } | undefined {
-    const pet = this.slots[PetSlots.index(key)];
+    const pet = this.read(PetTable.index(key));
     return pet === undefined ? undefined : { value: pet };
   }
 
   set(key: string, data: { value: Pet }): boolean {
-    this.slots[PetSlots.index(key)] = data.value;
+    this.write(PetTable.index(key), data.value);
     return true;
   }
 
   has(key: string): boolean {
-    return this.slots[PetSlots.index(key)] !== undefined;
+    return this.read(PetTable.index(key)) !== undefined;
   }
 
   delete(key: string): boolean {
-    const i = PetSlots.index(key);
-    const had = this.slots[i] !== undefined;
-    this.slots[i] = undefined;
+    const id = PetTable.index(key);
+    const had = this.read(id) !== undefined;
+    if (had) this.write(id, undefined);
     return had;
   }
 
   clear(): void {
-    this.slots = [];
+    this.names.length = 1;
+    this.categoryIds = new Float64Array(1024);
+    this.statuses = new Uint8Array(1024);
+    this.top = 0;
   }
 }
 
 /** In-process storage; nothing survives the process. @example createPetStore({ storage: memoryStorage(), auth }) */
 export function memoryStorage(options: MemoryStorageOptions = {}): PetStorage {
-  // Writes go through Keyv; reads look the slots up directly, which is what Keyv would do minus
+  // Writes go through Keyv; reads look the table up directly, which is what Keyv would do minus
   // one promise per key: a page of 20 is the hot path. Values are kept unserialised.
-  const slots = new PetSlots();
+  const table = new PetTable();
   const values = new Keyv<Pet>({
-    store: slots as unknown as Map<string, unknown>,
+    store: table as unknown as Map<string, unknown>,
     namespace: options.namespace ?? "pets",
     useKeyPrefix: false,
     serialize: undefined,
     deserialize: undefined,
     throwOnErrors: true,
   });
-  const all = new PetIndex();
-  const byStatus: Record<PetStatus, PetIndex> = {
-    available: new PetIndex("available"),
-    pending: new PetIndex("pending"),
-    sold: new PetIndex("sold"),
+  const byStatus: Record<PetStatus, StatusIndex> = {
+    available: new StatusIndex("available"),
+    pending: new StatusIndex("pending"),
+    sold: new StatusIndex("sold"),
   };
   let lastId = 0;
 
@@ -160,17 +189,15 @@ export function memoryStorage(options: MemoryStorageOptions = {}): PetStorage {
       const id = ++lastId;
       const pet: Pet = { id, name: data.name, categoryId: data.categoryId, status: data.status };
       await values.set(String(id), pet);
-      all.insert(pet);
-      byStatus[pet.status].insert(pet);
-      return { ...pet }; // every read hands out a new object: the caller's to change
+      byStatus[pet.status].insert(id, pet.name, pet.categoryId);
+      return pet; // the table keeps columns, not this object: it is the caller's to change
     },
     // Reads answer synchronously: the core then builds the answer without a promise hop.
     get(id: number): Pet | undefined {
-      const pet = slots.read(id);
-      return pet === undefined ? undefined : { ...pet }; // a new object, as every read hands out
+      return table.read(id); // a new object, as every read hands out
     },
     list({ status, after, limit }: ListPage): Pet[] {
-      return (status === undefined ? all : byStatus[status]).page(after, limit);
+      return status === undefined ? table.page(after, limit) : byStatus[status].page(after, limit);
     },
     async ping() {},
     async close() {
