@@ -156,8 +156,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
       res.shouldKeepAlive = false;
       setImmediate(() => server.closeIdleConnections());
     }
-    const ms = Math.round(answer.ms * 100) / 100;
-    log(req.method ?? "", pathOf(req), answer.status, ms, req.headers["x-request-id"] as string, answer.aborted);
+    log(req.method ?? "", pathOf(req), answer.status, answer.ms, req.headers["x-request-id"] as string, answer.aborted);
   }
 
   const api = createNodeHandler(store, { onAnswer: answered });

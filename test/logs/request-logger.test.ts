@@ -1,0 +1,38 @@
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { createLogger, hundredths, requestLogger } from "../../adapters/logger.ts";
+
+test("request log: ms is written as String(Math.round(ms * 100) / 100) would write it", () => {
+  const values = [0, 0.001, 0.004, 0.005, 0.0149, 0.015, 0.1, 0.25, 1, 1.1, 1.05, 9.999, 12.34, 99.995, 100, 2047.5];
+  for (let i = 0; i < 20_000; i++) values.push(Math.random() * 10 ** (i % 8));
+  values.push(21_474_836.47, 21_474_836.48, 1e12, -1, -0.004, Number.NaN, Number.POSITIVE_INFINITY);
+  for (const ms of values) assert.is(hundredths(ms), String(Math.round(ms * 100) / 100), `ms = ${ms}`);
+});
+
+test("request log: a line is written while info is enabled, none while the level is above it", () => {
+  const lines: string[] = [];
+  const logger = createLogger("info", { write: (line: string) => void lines.push(line) });
+  const log = requestLogger(logger);
+  log("POST", "/v1/pets", 201, 0.127, "req-1", false);
+  logger.level = "warn";
+  log("GET", "/v1/pets", 200, 1, "req-2", false);
+  logger.level = "debug";
+  log("GET", '/v1/"q"', 404, 2.5, "req-3", true);
+  assert.is(lines.length, 2, "the line logged while the level was warn is not written");
+  const [first, second] = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
+  assert.equal(
+    {
+      level: first?.level,
+      method: first?.method,
+      path: first?.path,
+      status: first?.status,
+      ms: first?.ms,
+      reqId: first?.reqId,
+      msg: first?.msg,
+    },
+    { level: 30, method: "POST", path: "/v1/pets", status: 201, ms: 0.13, reqId: "req-1", msg: "request" },
+  );
+  assert.equal([second?.path, second?.ms, second?.aborted], ['/v1/"q"', 2.5, true]);
+});
+
+test.run();
