@@ -10,6 +10,7 @@ import { fileURLToPath } from "node:url";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { LineWriter } from "../../adapters/line-writer.ts";
+import { line } from "./lines.ts";
 
 const CHILD = fileURLToPath(new URL("./writer-child.ts", import.meta.url));
 
@@ -26,7 +27,7 @@ test("line writer: to a file, full chunks are written at once and end() writes t
   const fd = openSync(file, "w");
   try {
     const writer = new LineWriter(fd);
-    for (let i = 0; i < 300; i++) writer.write(`{"n":${i},"pad":"${"y".repeat(100)}"}\n`);
+    for (let i = 0; i < 300; i++) writer.write(line(i, false));
     // 300 lines of ~120 bytes pass 16 KiB twice: those chunks are on disk before any tick.
     const early = numbered(readFileSync(file, "utf8"));
     assert.ok(early.length >= 200, `expected at least two chunks written at once, found ${early.length} lines`);
@@ -38,11 +39,10 @@ test("line writer: to a file, full chunks are written at once and end() writes t
   }
 });
 
-test("line writer: to a pipe nobody reads, writing does not wait; every line arrives once the reader reads", async () => {
-  const count = 20_000; // about 2.4 MB: far more than a pipe holds
-  const child = spawn(process.execPath, ["--import", "tsx", CHILD, String(count)], {
-    stdio: ["ignore", "pipe", "pipe"],
-  });
+/** Runs writer-child.ts with its stdout a pipe that is not read until the child says it has written everything. */
+async function throughStalledPipe(count: number, mixed: boolean): Promise<string> {
+  const args = ["--import", "tsx", CHILD, String(count), ...(mixed ? ["mixed"] : [])];
+  const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "pipe"] });
   let stderr = "";
   child.stderr.on("data", (chunk: Buffer) => {
     stderr += chunk.toString();
@@ -58,7 +58,33 @@ test("line writer: to a pipe nobody reads, writing does not wait; every line arr
   const code = await new Promise<number | null>((resolve) => child.on("exit", resolve));
   assert.is(code, 0, stderr);
   assert.ok(stderr.includes("ended"));
-  assert.equal(numbered(Buffer.concat(chunks).toString("utf8")), [...Array(count).keys()]);
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+test("line writer: to a pipe nobody reads, writing does not wait; every line arrives once the reader reads", async () => {
+  const count = 20_000; // about 2.4 MB: far more than a pipe holds
+  assert.equal(numbered(await throughStalledPipe(count, false)), [...Array(count).keys()]);
+});
+
+test("line writer: multi-byte lines and lines longer than a chunk arrive whole and in order, to a file and to a pipe", async () => {
+  const count = 2000;
+  const expected = Array.from({ length: count }, (_, i) => line(i, true)).join("");
+  assert.ok(Buffer.byteLength(expected) > 5 * 16 * 1024, "the lines span several chunks");
+  assert.ok(expected.includes("😀") && expected.includes("日本"), "the lines hold 3- and 4-byte characters");
+  assert.ok((await throughStalledPipe(count, true)) === expected, "through a pipe: the bytes differ");
+
+  const dir = mkdtempSync(join(tmpdir(), "petstore-log-"));
+  const file = join(dir, "out.log");
+  const fd = openSync(file, "w");
+  try {
+    const writer = new LineWriter(fd);
+    for (let i = 0; i < count; i++) writer.write(line(i, true));
+    await writer.end();
+    assert.ok(readFileSync(file, "utf8") === expected, "to a file: the bytes differ");
+  } finally {
+    closeSync(fd);
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test.run();

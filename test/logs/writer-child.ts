@@ -1,13 +1,15 @@
 /**
- * Child of line-writer.test.ts: writes `count` numbered lines to stdout through a LineWriter,
+ * Child of line-writer.test.ts: writes `count` numbered lines (plain, or "mixed": see lines.ts) to stdout through a LineWriter,
  * says on stderr how long the writes took (they must not wait for the reader), then ends it.
  */
 import { LineWriter } from "../../adapters/line-writer.ts";
+import { line } from "./lines.ts";
 
 const count = Number(process.argv[2] ?? 1000);
+const mixed = process.argv[3] === "mixed";
 const writer = new LineWriter(1);
 const started = performance.now();
-for (let i = 0; i < count; i++) writer.write(`{"n":${i},"pad":"${"x".repeat(100)}"}\n`);
+for (let i = 0; i < count; i++) writer.write(line(i, mixed));
 process.stderr.write(`written ${Math.round(performance.now() - started)}\n`);
 await writer.end();
 process.stderr.write("ended\n");
