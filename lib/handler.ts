@@ -159,15 +159,14 @@ export function createHandler(ops: CoreOperations, options: HandlerOptions) {
     return type?.split(";", 1)[0]?.trim().toLowerCase() === "application/json";
   }
 
-  /** The request's JSON body, or why it is refused. Waits only when the body is still to be read. */
-  function readJson(request: PetStoreRequest): Awaitable<{ value: unknown } | Refusal> {
+  /** Why the request's headers refuse its body (type, announced size), or undefined. */
+  function refusedBody(request: PetStoreRequest): Refusal | undefined {
     if (!isJson(first(request.headers["content-type"]))) return refuse("unsupported_media_type");
     const declared = first(request.headers["content-length"]);
     if (declared !== undefined && /^[0-9]+$/.test(declared) && Number(declared) > maxBodyBytes) {
       return refuse("payload_too_large", `The request body must be at most ${maxBodyBytes} bytes.`);
     }
-    const raw = request.body;
-    return typeof raw === "function" ? raw(maxBodyBytes).then(parseJson) : parseJson(raw);
+    return undefined;
   }
 
   function parseJson(raw: Uint8Array | string | null | undefined): { value: unknown } | Refusal {
@@ -295,10 +294,13 @@ export function createHandler(ops: CoreOperations, options: HandlerOptions) {
     return fail(refuse("unauthorized"), head, requestId, { ...extra, "www-authenticate": challenge });
   }
 
-  /** POST: the body, then the pet; waits only for what has to be waited for. */
+  /** POST: the body, then the pet; waits only for what has to be waited for (one hop for a body to read). */
   function createPet(request: PetStoreRequest, requestId: string): Awaitable<PetStoreResponse> {
-    const body = readJson(request);
-    return isPromise(body) ? body.then((b) => created(b, requestId)) : created(body, requestId);
+    const refused = refusedBody(request);
+    if (refused !== undefined) return fail(refused, false, requestId);
+    const raw = request.body;
+    if (typeof raw !== "function") return created(parseJson(raw), requestId);
+    return raw(maxBodyBytes).then((bytes) => created(parseJson(bytes), requestId));
   }
 
   function created(body: { value: unknown } | Refusal, requestId: string): Awaitable<PetStoreResponse> {

@@ -450,6 +450,17 @@ test("X-Request-Id: a valid client value (1-128 of [A-Za-z0-9._-]) is echoed", a
   }
 });
 
+test("X-Request-Id: each character is accepted exactly when it is one of [A-Za-z0-9._-]", async () => {
+  const store = makeStore();
+  const codes = [...Array.from({ length: 256 }, (_, c) => c), 0x2028, 0xff0e, 0xd800];
+  for (const code of codes) {
+    const id = `a${String.fromCharCode(code)}z`;
+    const res = await store.handle({ method: "GET", path: "/v1/nope", headers: { "x-request-id": id } });
+    const expected = /^[A-Za-z0-9._-]+$/.test(id);
+    assert.is(res.headers["x-request-id"] === id, expected, `U+${code.toString(16).padStart(4, "0")}`);
+  }
+});
+
 test("X-Request-Id: an invalid client value is replaced by a new random id", async () => {
   const seen = new Set<string>();
   for (const id of ["", "x".repeat(129), "has space", "semi;colon", "ünï"]) {
