@@ -21,14 +21,14 @@ export type Fallback = (req: IncomingMessage, res: ServerResponse) => void;
 
 /**
  * Called once for every request the store answers, just before the answer is written (for logs
- * and metrics): its status, whether the client went away first (nothing is written then), and
- * the milliseconds since the request reached the handler. May set `res.shouldKeepAlive = false`
- * (a server that is stopping does).
+ * and metrics): its status, its request id (the `X-Request-Id` it carries), whether the client
+ * went away first (nothing is written then), and the milliseconds since the request reached the
+ * handler. May set `res.shouldKeepAlive = false` (a server that is stopping does).
  */
 export type OnAnswer = (
   req: IncomingMessage,
   res: ServerResponse,
-  answer: { status: number; aborted: boolean; ms: number },
+  answer: { status: number; requestId: string; aborted: boolean; ms: number },
 ) => void;
 
 export interface NodeHandlerOptions {
@@ -56,7 +56,10 @@ function send(
   started: number,
 ) {
   const gone = cannotAnswer(req, res);
-  if (onAnswer) onAnswer(req, res, { status: answer.status, aborted: gone, ms: performance.now() - started });
+  if (onAnswer) {
+    const requestId = answer.headers["x-request-id"] ?? "";
+    onAnswer(req, res, { status: answer.status, requestId, aborted: gone, ms: performance.now() - started });
+  }
   if (gone) return;
   const headers = answer.headers;
   if (mustClose(req, req.headers, store.maxBodyBytes)) headers.connection = "close";

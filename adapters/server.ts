@@ -79,7 +79,7 @@ async function serveExtra(
   onAnswer: OnAnswer,
 ) {
   const started = performance.now();
-  const requestId = req.headers["x-request-id"] as string;
+  const requestId = requestIdOf(req.headers["x-request-id"]);
   const head = req.method === "HEAD";
   let answer: ExtraAnswer;
   if (req.method !== "GET" && !head) {
@@ -93,7 +93,7 @@ async function serveExtra(
     }
   }
   const gone = cannotAnswer(req, res);
-  onAnswer(req, res, { status: answer.status, aborted: gone, ms: performance.now() - started });
+  onAnswer(req, res, { status: answer.status, requestId, aborted: gone, ms: performance.now() - started });
   if (gone) return;
   res.writeHead(answer.status, {
     "content-type": answer.contentType,
@@ -149,14 +149,14 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
   function answered(
     req: IncomingMessage,
     res: ServerResponse,
-    answer: { status: number; aborted: boolean; ms: number },
+    answer: { status: number; requestId: string; aborted: boolean; ms: number },
   ) {
     inFlight--;
     if (draining) {
       res.shouldKeepAlive = false;
       setImmediate(() => server.closeIdleConnections());
     }
-    log(req.method ?? "", pathOf(req), answer.status, answer.ms, req.headers["x-request-id"] as string, answer.aborted);
+    log(req.method ?? "", pathOf(req), answer.status, answer.ms, answer.requestId, answer.aborted);
   }
 
   const api = createNodeHandler(store, { onAnswer: answered });
@@ -169,8 +169,6 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
     },
     (req, res) => {
       inFlight++;
-      // Decided here, once, so that the log line and the answer carry the same id.
-      req.headers["x-request-id"] = requestIdOf(req.headers["x-request-id"]);
       if (draining) res.shouldKeepAlive = false;
       const extra = extraRoute(pathOf(req));
       if (extra) void serveExtra(extra, store, draining, req, res, answered);
