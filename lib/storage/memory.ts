@@ -49,16 +49,52 @@ class StatusIndex {
     this.size++;
   }
 
-  /** Up to `limit` pets with ids greater than `after`, ascending, as new objects. */
-  page(after: number, limit: number): Pet[] {
-    const { ids, categoryIds, names, status } = this;
-    let lo = 0;
-    let hi = this.size;
+  /**
+   * The position of the first id greater than `after`. Ids of one status spread fairly evenly over
+   * the id range, so the search starts where `after` would fall if they were even, and widens
+   * from there in doubling steps before the binary search: a handful of reads near one place
+   * rather than a binary search's 20 reads across the whole column, each a likely cache miss in a
+   * large store. Uneven ids cost at most twice a binary search.
+   */
+  private firstAfter(after: number): number {
+    const { ids, size } = this;
+    if (size === 0 || after < (ids[0] as number)) return 0;
+    const top = ids[size - 1] as number;
+    if (after >= top) return size;
+    const first = ids[0] as number;
+    const guess = Math.min(size - 1, Math.floor(((after - first) / (top - first)) * (size - 1)));
+    // Bounds with ids[lo - 1] <= after < ids[hi], found by doubling steps away from the guess.
+    let lo: number;
+    let hi: number;
+    if ((ids[guess] as number) <= after) {
+      let step = 1;
+      lo = guess + 1;
+      while (lo + step - 1 < size && (ids[lo + step - 1] as number) <= after) {
+        lo += step;
+        step *= 2;
+      }
+      hi = Math.min(size, lo + step - 1);
+    } else {
+      let step = 1;
+      hi = guess;
+      while (hi - step >= 0 && (ids[hi - step] as number) > after) {
+        hi -= step;
+        step *= 2;
+      }
+      lo = Math.max(0, hi - step + 1);
+    }
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
       if ((ids[mid] as number) <= after) lo = mid + 1;
       else hi = mid;
     }
+    return lo;
+  }
+
+  /** Up to `limit` pets with ids greater than `after`, ascending, as new objects. */
+  page(after: number, limit: number): Pet[] {
+    const { ids, categoryIds, names, status } = this;
+    const lo = this.firstAfter(after);
     const end = Math.min(this.size, lo + limit);
     const pets = new Array<Pet>(end - lo);
     for (let i = lo; i < end; i++) {
