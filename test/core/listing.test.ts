@@ -2,6 +2,7 @@
 
 import { test } from "uvu";
 import * as assert from "uvu/assert";
+import { base36x7, decodeCursor, encodeCursor } from "../../lib/cursor.ts";
 import type { Pet } from "../../lib/index.ts";
 import { isPetStoreError } from "../../lib/index.ts";
 import { call, createMany, errorOf, json, makeStore, nextLink } from "../helpers.ts";
@@ -304,6 +305,17 @@ test("cursors keep their format across versions: one issued by 1.0.0 is still ac
   const sold = await call(store, "GET", "/v1/pets", { query: "status=sold&cursor=s2n9c1fihym4" });
   assert.is(sold.status, 200, sold.body);
   assert.equal(json(sold), []);
+});
+
+test("cursors: the check value is written as toString(36) on 7 digits would write it, for every kind of 32-bit value", () => {
+  const values = [0, 1, 35, 36, 1295, 2 ** 31 - 1, 2 ** 31, 2 ** 31 + 1, 36 ** 6 - 1, 36 ** 6, 2 ** 32 - 1];
+  for (let i = 0; i < 20_000; i++) values.push(Math.floor(Math.random() * 2 ** 32));
+  for (const n of values) assert.is(base36x7(n), n.toString(36).padStart(7, "0"), String(n));
+  for (const id of [1, 40, 123456, 2 ** 31, Number.MAX_SAFE_INTEGER]) {
+    for (const status of [undefined, "available", "pending", "sold"] as const) {
+      assert.is(decodeCursor(encodeCursor(id, status), status), id, `${id} ${status}`);
+    }
+  }
 });
 
 test("handle GET /v1/pets: pages stay exact when the cache of pet texts fills and starts again (10,000 pets)", async () => {
