@@ -231,16 +231,24 @@ export function createHandler(ops: CoreOperations, options: HandlerOptions) {
     return { link: `<${collectionPath}?limit=${page.limit}${status}&cursor=${page.nextCursor}>; rel="next"` };
   }
 
-  /** The answer to an error an operation threw: a PetStoreError is answered, anything else rethrown. */
-  function failed(
+  /**
+   * The answer to an error an operation threw or rejected with: the contract's answer for a
+   * PetStoreError, a 500 reported to onError for anything else. Never throws, so a promise that
+   * ends with it never rejects.
+   */
+  function settled(
     error: unknown,
     request: PetStoreRequest,
     head: boolean,
     requestId: string,
     extra: Record<string, string> | undefined,
   ): PetStoreResponse {
-    if (!isPetStoreError(error)) throw error;
-    if (error.code === "internal_error") options.onError(error, request);
+    if (!isPetStoreError(error)) return unexpected(error, request, requestId);
+    if (error.code === "internal_error") {
+      try {
+        options.onError(error, request);
+      } catch {}
+    }
     return fail(error, head, requestId, extra);
   }
 
@@ -269,7 +277,7 @@ export function createHandler(ops: CoreOperations, options: HandlerOptions) {
           ? pet.then((p) => respond(200, json.one(p), head, requestId, extra))
           : respond(200, json.one(pet), head, requestId, extra);
       } else if (method === "POST") {
-        answer = createPet(request, requestId);
+        return createPet(request, requestId); // answers every outcome itself: nothing to add
       } else {
         const query = listQuery(rawQuery);
         if (isRefusal(query)) return fail(query, head, requestId);
@@ -277,9 +285,9 @@ export function createHandler(ops: CoreOperations, options: HandlerOptions) {
         answer = isPromise(page) ? page.then((p) => listAnswer(p, head, requestId)) : listAnswer(page, head, requestId);
       }
       if (!isPromise(answer)) return answer;
-      return answer.then(undefined, (error: unknown) => failed(error, request, head, requestId, extra));
+      return answer.then(undefined, (error: unknown) => settled(error, request, head, requestId, extra));
     } catch (error) {
-      return failed(error, request, head, requestId, extra);
+      return settled(error, request, head, requestId, extra);
     }
   }
 
@@ -294,19 +302,37 @@ export function createHandler(ops: CoreOperations, options: HandlerOptions) {
     return fail(refuse("unauthorized"), head, requestId, { ...extra, "www-authenticate": challenge });
   }
 
-  /** POST: the body, then the pet; waits only for what has to be waited for (one hop for a body to read). */
+  /**
+   * POST: the body, then the pet. May throw (operate answers that); a promise it returns never
+   * rejects. A body still to be read takes one async step from the bytes to the answer: each
+   * promise resolved with another promise costs two more turns of the microtask queue.
+   */
   function createPet(request: PetStoreRequest, requestId: string): Awaitable<PetStoreResponse> {
     const refused = refusedBody(request);
     if (refused !== undefined) return fail(refused, false, requestId);
     const raw = request.body;
-    if (typeof raw !== "function") return created(parseJson(raw), requestId);
-    return raw(maxBodyBytes).then((bytes) => created(parseJson(bytes), requestId));
-  }
-
-  function created(body: { value: unknown } | Refusal, requestId: string): Awaitable<PetStoreResponse> {
+    if (typeof raw === "function") return createFromReader(raw, request, requestId);
+    const body = parseJson(raw);
     if (isRefusal(body)) return fail(body, false, requestId);
     const pet = ops.create(body.value);
-    return isPromise(pet) ? pet.then((p) => createdAnswer(p, requestId)) : createdAnswer(pet, requestId);
+    if (!isPromise(pet)) return createdAnswer(pet, requestId);
+    return pet
+      .then((p) => createdAnswer(p, requestId))
+      .then(undefined, (error: unknown) => settled(error, request, false, requestId, undefined));
+  }
+
+  async function createFromReader(
+    read: BodyReader,
+    request: PetStoreRequest,
+    requestId: string,
+  ): Promise<PetStoreResponse> {
+    try {
+      const body = parseJson(await read(maxBodyBytes));
+      if (isRefusal(body)) return fail(body, false, requestId);
+      return createdAnswer(await ops.create(body.value), requestId);
+    } catch (error) {
+      return settled(error, request, false, requestId, undefined);
+    }
   }
 
   function createdAnswer(pet: Pet, requestId: string): PetStoreResponse {
@@ -352,11 +378,13 @@ export function createHandler(ops: CoreOperations, options: HandlerOptions) {
         ? operate(request, target, method, rawQuery, requestId)
         : unauthorized(false, isItem, head, requestId);
     }
-    return Promise.resolve(verdict).then((ok) =>
-      ok === true
-        ? operate(request, target, method, rawQuery, requestId)
-        : unauthorized(false, isItem, head, requestId),
-    );
+    return Promise.resolve(verdict)
+      .then((ok) =>
+        ok === true
+          ? operate(request, target, method, rawQuery, requestId)
+          : unauthorized(false, isItem, head, requestId),
+      )
+      .then(undefined, (error: unknown) => unexpected(error, request, requestId)); // a verify that rejects
   }
 
   /** The 500 answer to anything unexpected, reported to onError. */
@@ -367,14 +395,15 @@ export function createHandler(ops: CoreOperations, options: HandlerOptions) {
     return fail(refuse("internal_error"), request?.method === "HEAD", requestId);
   }
 
-  /** Answers one request: at once when nothing has to wait, else a promise. Never throws or rejects. */
+  /**
+   * Answers one request: at once when nothing has to wait, else a promise. Never throws or
+   * rejects: every promise `run` returns ends in `settled` or `unexpected`, which answer anything.
+   */
   function answerNow(request: PetStoreRequest): Awaitable<PetStoreResponse> {
     let requestId = "";
     try {
       requestId = requestIdOf(request?.headers?.["x-request-id"]);
-      const answer = run(request, requestId);
-      if (!isPromise(answer)) return answer;
-      return answer.then(undefined, (error: unknown) => unexpected(error, request, requestId));
+      return run(request, requestId);
     } catch (error) {
       return unexpected(error, request, requestId || requestIdOf(undefined));
     }

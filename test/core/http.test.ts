@@ -520,6 +520,91 @@ test("storage failure: an invalid stored value reported by the backend is 500 in
   assert.is(errors.length, 1);
 });
 
+/** A POST whose body comes through a reader, as adapters send it. */
+function postWith(read: (limit: number) => Promise<Uint8Array | string>, authorization = `Bearer ${KEY}`) {
+  return {
+    method: "POST",
+    path: "/v1/pets",
+    headers: { authorization, "content-type": "application/json" },
+    body: read,
+  };
+}
+
+test("handle() resolves, never rejects, for every failure after a wait: body reader, storage, verify, onError", async () => {
+  const errors: unknown[] = [];
+  const onError = (e: unknown) => void errors.push(e);
+  const body = async () => '{"name":"Rex","categoryId":1}';
+  const cases: [string, ReturnType<typeof makeStore>, ReturnType<typeof postWith>, number, string][] = [
+    [
+      "a reader that rejects with a plain Error",
+      makeStore({ onError }),
+      postWith(() => Promise.reject(new TypeError("socket"))),
+      500,
+      "internal_error",
+    ],
+    [
+      "a reader that throws",
+      makeStore({ onError }),
+      postWith(() => {
+        throw new Error("sync");
+      }),
+      500,
+      "internal_error",
+    ],
+    [
+      "a reader refusing the size",
+      makeStore({ onError }),
+      postWith(() => Promise.reject(new PetStoreError("payload_too_large"))),
+      413,
+      "payload_too_large",
+    ],
+    [
+      "storage that rejects",
+      makeStore({ onError, storage: brokenStorage(() => Promise.reject(new Error("down"))) }),
+      postWith(body),
+      503,
+      "storage_unavailable",
+    ],
+    [
+      "storage that reports a bad value",
+      makeStore({ onError, storage: brokenStorage(() => Promise.reject(new PetStoreError("internal_error"))) }),
+      postWith(body),
+      500,
+      "internal_error",
+    ],
+    [
+      "an async verify that rejects",
+      makeStore({
+        onError,
+        auth: async () => {
+          throw new Error("idp down");
+        },
+      }),
+      postWith(body),
+      500,
+      "internal_error",
+    ],
+    [
+      "onError that throws",
+      makeStore({
+        onError: () => {
+          throw new Error("logger down");
+        },
+        storage: brokenStorage(() => Promise.reject(new PetStoreError("internal_error"))),
+      }),
+      postWith(body),
+      500,
+      "internal_error",
+    ],
+  ];
+  for (const [name, store, request, status, code] of cases) {
+    const res = await store.handle(request);
+    assert.is(res.status, status, name);
+    assert.is(errorOf(res).code, code, name);
+  }
+  assert.is(errors.length, 4, "every 500 but the one whose onError throws is reported once");
+});
+
 test("handle() never rejects: hostile request objects resolve to a response", async () => {
   const store = makeStore();
   const hostile = [
