@@ -27,8 +27,10 @@ export function createLogger(level: LogLevel, destination?: pino.DestinationStre
 }
 
 /**
- * Writes one request line. `ms` is rounded to hundredths; `reqId` is as `requestIdOf` gives it;
- * `aborted` when the client went away before the answer.
+ * Writes one request line. `method` is as Node's parser gives it (a token) and `reqId` as
+ * `requestIdOf` gives it: neither can hold a character JSON must escape, so they are written as
+ * they are; `path` is escaped when it needs it. `ms` is rounded to hundredths; `aborted` when the
+ * client went away before the answer.
  */
 export type RequestLogger = (
   method: string,
@@ -78,8 +80,8 @@ export function requestLogger(logger: Logger): RequestLogger {
       return;
     }
     stream.write(
-      `{"level":30,"time":${Date.now()}${prefix}${jsonString(method)},"path":${jsonString(path)},"status":${status},` +
-        `"ms":${hundredths(ms)},"reqId":${jsonString(reqId)}${aborted ? ',"aborted":true' : ""},"msg":"request"}\n`,
+      `{"level":30,"time":${Date.now()}${prefix}"${method}","path":${jsonString(path)},"status":${status},` +
+        `"ms":${hundredths(ms)},"reqId":"${reqId}"${aborted ? ',"aborted":true' : ""},"msg":"request"}\n`,
     );
   };
 }

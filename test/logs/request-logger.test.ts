@@ -1,6 +1,8 @@
+import { METHODS } from "node:http";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { createLogger, hundredths, requestLogger } from "../../adapters/logger.ts";
+import { requestIdOf } from "../../lib/handler.ts";
 
 test("request log: ms is written as String(Math.round(ms * 100) / 100) would write it", () => {
   const values = [0, 0.001, 0.004, 0.005, 0.0149, 0.015, 0.1, 0.25, 1, 1.1, 1.05, 9.999, 12.34, 99.995, 100, 2047.5];
@@ -33,6 +35,25 @@ test("request log: a line is written while info is enabled, none while the level
     { level: 30, method: "POST", path: "/v1/pets", status: 201, ms: 0.13, reqId: "req-1", msg: "request" },
   );
   assert.equal([second?.path, second?.ms, second?.aborted], ['/v1/"q"', 2.5, true]);
+});
+
+test("request log: every method Node's parser accepts and every request id the core gives are written as they are, as valid JSON", () => {
+  const lines: string[] = [];
+  const log = requestLogger(createLogger("info", { write: (line: string) => void lines.push(line) }));
+  const ids = [
+    requestIdOf(undefined),
+    requestIdOf("client-id_1.2"),
+    requestIdOf('evil"id\\'),
+    requestIdOf("A".repeat(128)),
+  ];
+  for (const method of METHODS) for (const id of ids) log(method, '/v1/"odd"\\path', 200, 1, id, false);
+  assert.is(lines.length, METHODS.length * ids.length);
+  lines.forEach((line, i) => {
+    const parsed = JSON.parse(line) as Record<string, unknown>;
+    assert.is(parsed.method, METHODS[Math.floor(i / ids.length)]);
+    assert.is(parsed.reqId, ids[i % ids.length]);
+    assert.is(parsed.path, '/v1/"odd"\\path');
+  });
 });
 
 test.run();
