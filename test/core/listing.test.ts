@@ -3,8 +3,8 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { base36x7, decodeCursor, encodeCursor } from "../../lib/cursor.ts";
-import type { Pet } from "../../lib/index.ts";
-import { isPetStoreError } from "../../lib/index.ts";
+import type { Pet, PetStorage } from "../../lib/index.ts";
+import { createPetStore, isPetStoreError } from "../../lib/index.ts";
 import { call, createMany, errorOf, json, makeStore, nextLink } from "../helpers.ts";
 
 const badQueries: [rule: string, query: string][] = [
@@ -305,6 +305,32 @@ test("cursors keep their format across versions: one issued by 1.0.0 is still ac
   const sold = await call(store, "GET", "/v1/pets", { query: "status=sold&cursor=s2n9c1fihym4" });
   assert.is(sold.status, 200, sold.body);
   assert.equal(json(sold), []);
+});
+
+test("listPets: a storage that returns more pets than asked gives a page of the limit, with a next page", async () => {
+  const pets: Pet[] = Array.from({ length: 30 }, (_, i) => ({
+    id: i + 1,
+    name: `p${i + 1}`,
+    categoryId: 1,
+    status: "available",
+  }));
+  const storage: PetStorage = {
+    kind: "generous",
+    create: async () => assert.unreachable() as never,
+    get: () => undefined,
+    list: ({ after }) => pets.filter((p) => p.id > after), // ignores the limit
+    ping: async () => {},
+    close: async () => {},
+  };
+  const store = createPetStore({ auth: ["k"], storage });
+  for (const limit of [1, 5, 20]) {
+    const page = await store.listPets({ limit });
+    assert.equal(
+      page.pets.map((p) => p.id),
+      Array.from({ length: limit }, (_, i) => i + 1),
+    );
+    assert.ok(page.nextCursor !== undefined, `limit ${limit}: a next page`);
+  }
 });
 
 test("cursors: the check value is written as toString(36) on 7 digits would write it, for every kind of 32-bit value", () => {
