@@ -8,9 +8,13 @@ import type { Pet, PetStatus } from "../schemas.ts";
 import { PET_STATUSES } from "../schemas.ts";
 import type { ListPage, PetData, PetStorage } from "./port.ts";
 
-/** A Float64Array twice as long, holding the same values (columns grow by doubling). */
-function grown(column: Float64Array<ArrayBuffer>): Float64Array<ArrayBuffer> {
-  const next = new Float64Array(column.length * 2);
+type Column = Float64Array<ArrayBuffer> | Uint8Array<ArrayBuffer>;
+
+/** A column of the same kind, doubled until it holds index `index`, with the same values (columns grow by doubling). */
+function grown<C extends Column>(column: C, index = column.length): C {
+  let length = column.length * 2;
+  while (index >= length) length *= 2;
+  const next = new (column.constructor as new (length: number) => C)(length);
   next.set(column);
   return next;
 }
@@ -152,14 +156,8 @@ class PetTable {
 
   private write(id: number, pet: Pet | undefined): void {
     if (id >= this.statuses.length) {
-      let length = this.statuses.length * 2;
-      while (id >= length) length *= 2;
-      const categoryIds = new Float64Array(length);
-      const statuses = new Uint8Array(length);
-      categoryIds.set(this.categoryIds);
-      statuses.set(this.statuses);
-      this.categoryIds = categoryIds;
-      this.statuses = statuses;
+      this.categoryIds = grown(this.categoryIds, id);
+      this.statuses = grown(this.statuses, id);
     }
     const names = this.names;
     while (names.length < id) names.push(undefined); // keeps the array dense (ids come in order)
