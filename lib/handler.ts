@@ -303,31 +303,23 @@ export function createHandler(ops: CoreOperations, options: HandlerOptions) {
   }
 
   /**
-   * POST: the body, then the pet. May throw (operate answers that); a promise it returns never
-   * rejects. A body still to be read takes one async step from the bytes to the answer: each
-   * promise resolved with another promise costs two more turns of the microtask queue.
+   * POST: the body, then the pet. A promise it returns never rejects. The body, read or given,
+   * goes to the answer in one async step: each promise resolved with another promise costs two
+   * more turns of the microtask queue.
    */
   function createPet(request: PetStoreRequest, requestId: string): Awaitable<PetStoreResponse> {
     const refused = refusedBody(request);
     if (refused !== undefined) return fail(refused, false, requestId);
-    const raw = request.body;
-    if (typeof raw === "function") return createFromReader(raw, request, requestId);
-    const body = parseJson(raw);
-    if (isRefusal(body)) return fail(body, false, requestId);
-    const pet = ops.create(body.value);
-    if (!isPromise(pet)) return createdAnswer(pet, requestId);
-    return pet
-      .then((p) => createdAnswer(p, requestId))
-      .then(undefined, (error: unknown) => settled(error, request, false, requestId, undefined));
+    return createFrom(request.body, request, requestId);
   }
 
-  async function createFromReader(
-    read: BodyReader,
+  async function createFrom(
+    raw: PetStoreRequest["body"],
     request: PetStoreRequest,
     requestId: string,
   ): Promise<PetStoreResponse> {
     try {
-      const body = parseJson(await read(maxBodyBytes));
+      const body = parseJson(typeof raw === "function" ? await raw(maxBodyBytes) : raw);
       if (isRefusal(body)) return fail(body, false, requestId);
       return createdAnswer(await ops.create(body.value), requestId);
     } catch (error) {
