@@ -1,6 +1,7 @@
 /**
- * The hapi plugin: real hapi routes under the store's base path that answer through the core's
- * `handle()`, so every status, header and body is the Node adapter's. Translation only.
+ * The hapi plugin: real hapi routes under the store's base path that answer through the core
+ * (`handle()`, or at once when nothing has to wait), so every status, header and body is the
+ * Node adapter's. Translation only.
  *
  * hapi's payload parsing is off on these routes (the core reads the raw stream, after routing and
  * authentication), cookies are not parsed, and `auth: false` keeps the host's default strategy
@@ -10,11 +11,13 @@
  *   await server.register({ plugin: petStorePlugin, options: { store: createPetStore({ auth: ["k"] }) } });
  */
 import type { Readable } from "node:stream";
-import type { Lifecycle, Plugin, Request, ResponseToolkit, RouteOptions, Server } from "@hapi/hapi";
-import type { PetStore } from "../lib/index.ts";
+import type { Lifecycle, Plugin, Request, ResponseObject, ResponseToolkit, RouteOptions, Server } from "@hapi/hapi";
+import { ANSWER_NOW } from "../lib/handler.ts";
+import type { PetStore, PetStoreRequest, PetStoreResponse } from "../lib/index.ts";
+import { isPromise } from "../lib/operations.ts";
 import { announcesBody, readBody } from "./body.ts";
 
-type Store = Pick<PetStore, "handle" | "basePath" | "maxBodyBytes">;
+type Store = Pick<PetStore, "handle" | "basePath" | "maxBodyBytes" | typeof ANSWER_NOW>;
 
 export interface PetStorePluginOptions {
   /** The store to serve, from `createPetStore()`. Its `basePath` decides where the routes live. */
@@ -36,19 +39,29 @@ function checkOptions(options: unknown): PetStorePluginOptions {
   return { store };
 }
 
-/** Answers one hapi request through the core. */
-async function answer(store: Store, request: Request, h: ResponseToolkit) {
+/** Copies the core's answer into a hapi response. */
+function toHapi(res: PetStoreResponse, h: ResponseToolkit): ResponseObject {
+  const response = h.response(res.body).code(res.status);
+  for (const name in res.headers) response.header(name, res.headers[name] as string);
+  return response;
+}
+
+/**
+ * Answers one hapi request through the core: a response at once when nothing had to wait (a page
+ * from memory), so that hapi goes on without a promise of ours in between; a promise otherwise.
+ */
+function answer(store: Store, request: Request, h: ResponseToolkit): ResponseObject | Promise<ResponseObject> {
   const raw = request.raw.req;
   const payload = request.payload as Readable | null | undefined;
-  const res = await store.handle({
+  const core: PetStoreRequest = {
     method: raw.method ?? request.method,
     path: raw.url ?? request.path, // the raw target, exactly as the Node adapter sees it
     headers: raw.headers,
     body: payload && announcesBody(raw.headers) ? (limit: number) => readBody(payload, limit) : undefined,
-  });
-  const response = h.response(res.body).code(res.status);
-  for (const name in res.headers) response.header(name, res.headers[name] as string);
-  return response;
+  };
+  const answerNow = store[ANSWER_NOW];
+  const res = answerNow ? answerNow(core) : store.handle(core);
+  return isPromise(res) ? res.then((r) => toHapi(r, h)) : toHapi(res, h);
 }
 
 /** True when hapi could not decode the path's parameters (it would answer its own 400). */
@@ -89,7 +102,7 @@ export const petStorePlugin: Plugin<PetStorePluginOptions> = {
         output: "stream",
         override: "application/octet-stream",
         maxBytes: Number.MAX_SAFE_INTEGER,
-        failAction: (request, h) => answer(store, request, h).then((r) => r.takeover()),
+        failAction: async (request, h) => (await answer(store, request, h)).takeover(),
       },
     };
     // A path hapi cannot decode goes to the catch-all, whose handler gives the core the raw target.

@@ -177,4 +177,46 @@ test("hapi: the host's compression (on by default) only adds Vary: accept-encodi
   assert.is((await off.inject({ url: "/v1/pets", headers: auth })).headers.vary, undefined);
 });
 
+test("hapi: an answer from memory storage is handed to hapi at once; one that waits, as a promise", async () => {
+  /** Calls the plugin's handler for GET /v1/pets the way hapi does, with a toolkit that records the response. */
+  async function callHandler(store: ReturnType<typeof createPetStore>) {
+    const server = Hapi.server();
+    await server.register({ plugin: petStorePlugin, options: { store } });
+    const route = server.table().find((r) => r.method === "get" && r.path === "/v1/pets");
+    const handler = route?.settings.handler as (request: unknown, h: unknown) => unknown;
+    const made = { status: 0, headers: {} as Record<string, string>, body: "" };
+    const response = {
+      code(status: number) {
+        made.status = status;
+        return response;
+      },
+      header(name: string, value: string) {
+        made.headers[name] = value;
+        return response;
+      },
+    };
+    const h = {
+      response(body: string) {
+        made.body = body;
+        return response;
+      },
+    };
+    const raw = { req: { method: "GET", url: "/v1/pets?limit=5", headers: auth } };
+    return { result: handler({ raw, payload: undefined, method: "get", path: "/v1/pets" }, h), made };
+  }
+  const store = createPetStore({ auth: [KEY] });
+  await store.createPet({ name: "Rex", categoryId: 1 });
+  const now = await callHandler(store);
+  assert.not.ok(now.result instanceof Promise, "no promise between the core and hapi");
+  assert.is(now.made.status, 200);
+  assert.equal(JSON.parse(now.made.body), [{ id: 1, name: "Rex", categoryId: 1, status: "available" }]);
+  assert.is(now.made.headers["content-type"], "application/json; charset=utf-8");
+  // An asynchronous verify function has to be waited for: the response comes with the promise.
+  const later = await callHandler(createPetStore({ auth: async (token: string) => token === KEY }));
+  assert.ok(later.result instanceof Promise);
+  assert.is(later.made.status, 0);
+  await later.result;
+  assert.is(later.made.status, 200);
+});
+
 test.run();
