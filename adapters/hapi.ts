@@ -14,7 +14,7 @@ import type { Readable } from "node:stream";
 import type { Lifecycle, Plugin, Request, ResponseObject, ResponseToolkit, RouteOptions, Server } from "@hapi/hapi";
 import { ANSWER_NOW } from "../lib/handler.ts";
 import type { PetStore, PetStoreRequest, PetStoreResponse } from "../lib/index.ts";
-import { isPromise } from "../lib/operations.ts";
+import { isPromise } from "../lib/storage/port.ts";
 import { announcesBody, readBody } from "./body.ts";
 
 type Store = Pick<PetStore, "handle" | "basePath" | "maxBodyBytes" | typeof ANSWER_NOW>;

@@ -13,7 +13,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { ANSWER_NOW } from "../lib/handler.ts";
 import type { PetStore } from "../lib/index.ts";
-import { isPromise } from "../lib/operations.ts";
+import { isPromise } from "../lib/storage/port.ts";
 import { announcesBody, cannotAnswer, mustClose, readBody } from "./body.ts";
 
 /** Called for requests outside the store's base path (Connect/Express `next` style). */

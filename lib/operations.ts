@@ -9,6 +9,7 @@ import { PetStoreError, storageUnavailable } from "./errors.ts";
 import type { Pet, PetStatus } from "./schemas.ts";
 import { DEFAULT_LIMIT, issueDetails, ListQuery, MAX_ID, NewPet } from "./schemas.ts";
 import type { Awaitable, PetStorage } from "./storage/port.ts";
+import { isPromise } from "./storage/port.ts";
 
 /** One page of `listPets`: the pets, and the cursor of the next page when more follow. */
 export interface PetPage {
@@ -33,11 +34,6 @@ export interface Operations {
   createPet(input: unknown): Promise<Pet>;
   /** The pet with this id; `pet_not_found` when there is none. Accepts a number or a decimal string. */
   getPet(id: number | string): Promise<Pet>;
-}
-
-/** True for a promise (or any thenable): the rest of the work then waits for it. */
-export function isPromise<T>(value: Awaitable<T>): value is Promise<T> {
-  return typeof (value as { then?: unknown } | null)?.then === "function";
 }
 
 /** A storage call: its answer, or a promise of it; any failure becomes `storage_unavailable`. */

@@ -10,6 +10,11 @@ export type PetData = Omit<Pet, "id">;
 /** A value, or a promise of it: storage inside the process may answer reads synchronously. */
 export type Awaitable<T> = T | Promise<T>;
 
+/** True for a promise (or any thenable): the rest of the work then waits for it. */
+export function isPromise<T>(value: Awaitable<T>): value is Promise<T> {
+  return typeof (value as { then?: unknown } | null)?.then === "function";
+}
+
 export interface ListPage {
   /** Only pets with this status; all pets when absent. */
   status?: PetStatus | undefined;
