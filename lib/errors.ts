@@ -80,3 +80,21 @@ export function storageUnavailable(cause: unknown): PetStoreError {
   if (isPetStoreError(cause)) return cause;
   return new PetStoreError("storage_unavailable", undefined, { cause });
 }
+
+/**
+ * An answer refused by the handler's own checks. A plain value, not a PetStoreError: an Error
+ * captures a stack trace (3 to 4 µs), which 401s and 404s under attack need not pay for.
+ */
+export interface Refusal {
+  readonly code: ErrorCode;
+  readonly message: string;
+  readonly details?: ErrorDetail[] | undefined;
+}
+
+export function refuse(code: ErrorCode, message: string = ERRORS[code].message, details?: ErrorDetail[]): Refusal {
+  return { code, message, details };
+}
+
+export function isRefusal(value: unknown): value is Refusal {
+  return typeof value === "object" && value !== null && "code" in value && "message" in value;
+}

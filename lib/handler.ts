@@ -7,16 +7,17 @@ import { randomUUID } from "node:crypto";
 import type { VerifyToken } from "./auth.ts";
 import { readBearer } from "./auth.ts";
 
-import type { ErrorCode, ErrorDetail } from "./errors.ts";
-import { ERRORS, isPetStoreError } from "./errors.ts";
+import { parseJson, refusedBody } from "./body.ts";
+import type { Refusal } from "./errors.ts";
+import { ERRORS, isPetStoreError, isRefusal, refuse } from "./errors.ts";
 import type { JsonText } from "./json.ts";
 import { PetJson } from "./json.ts";
 import type { CoreOperations, PetPage } from "./operations.ts";
-import { isPromise } from "./operations.ts";
 import { readQuery } from "./query.ts";
 import type { Pet, PetStatus } from "./schemas.ts";
 import { DEFAULT_LIMIT, MAX_LIMIT, MIN_LIMIT, PET_STATUSES } from "./schemas.ts";
 import type { Awaitable } from "./storage/port.ts";
+import { isPromise } from "./storage/port.ts";
 
 /** Reads the body on demand, refusing (PetStoreError `payload_too_large`) past `limit` bytes. */
 export type BodyReader = (limit: number) => Promise<Uint8Array | string>;
@@ -58,24 +59,6 @@ export interface HandlerOptions {
   stablePets?: boolean;
 }
 
-/**
- * An answer refused by the handler's own checks. A plain value, not a PetStoreError: an Error
- * captures a stack trace (3 to 4 µs), which 401s and 404s under attack need not pay for.
- */
-interface Refusal {
-  readonly code: ErrorCode;
-  readonly message: string;
-  readonly details?: ErrorDetail[] | undefined;
-}
-
-function refuse(code: ErrorCode, message: string = ERRORS[code].message, details?: ErrorDetail[]): Refusal {
-  return { code, message, details };
-}
-
-function isRefusal(value: unknown): value is Refusal {
-  return typeof value === "object" && value !== null && "code" in value && "message" in value;
-}
-
 const JSON_TYPE = "application/json; charset=utf-8";
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
 
@@ -92,13 +75,8 @@ const CHALLENGE_MISSING = 'Bearer realm="petstore"';
 const CHALLENGE_INVALID = 'Bearer realm="petstore", error="invalid_token"';
 const ALLOW_COLLECTION = "GET, HEAD, POST";
 const ALLOW_ITEM = "GET, HEAD";
-const utf8 = new TextDecoder("utf-8", { fatal: true });
 
 type Route = { kind: "collection" } | { kind: "item"; rawId: string } | { kind: "public"; name: string } | undefined;
-
-function first(value: HeaderValue): string | undefined {
-  return Array.isArray(value) ? value[0] : value;
-}
 
 export function createHandler(ops: CoreOperations, options: HandlerOptions) {
   const { basePath, maxBodyBytes, verify, publicRoutes = {} } = options;
@@ -151,44 +129,6 @@ export function createHandler(ops: CoreOperations, options: HandlerOptions) {
     const headers = error.code === "storage_unavailable" ? { ...extra, "retry-after": "1" } : extra;
     const body = { code: error.code, message: error.message, status, details: error.details };
     return respond(status, JSON.stringify(body), head, requestId, headers);
-  }
-
-  /** True for a Content-Type naming application/json (any parameters, any case). */
-  function isJson(type: string | undefined): boolean {
-    if (type === "application/json" || type === "application/json; charset=utf-8") return true; // the usual ones
-    return type?.split(";", 1)[0]?.trim().toLowerCase() === "application/json";
-  }
-
-  /** Why the request's headers refuse its body (type, announced size), or undefined. */
-  function refusedBody(request: PetStoreRequest): Refusal | undefined {
-    if (!isJson(first(request.headers["content-type"]))) return refuse("unsupported_media_type");
-    const declared = first(request.headers["content-length"]);
-    if (declared !== undefined && /^[0-9]+$/.test(declared) && Number(declared) > maxBodyBytes) {
-      return refuse("payload_too_large", `The request body must be at most ${maxBodyBytes} bytes.`);
-    }
-    return undefined;
-  }
-
-  function parseJson(raw: Uint8Array | string | null | undefined): { value: unknown } | Refusal {
-    let text: string;
-    if (raw === undefined || raw === null) text = "";
-    else if (typeof raw === "string") {
-      if (Buffer.byteLength(raw) > maxBodyBytes) return refuse("payload_too_large");
-      text = raw;
-    } else {
-      if (raw.byteLength > maxBodyBytes) return refuse("payload_too_large");
-      try {
-        text = utf8.decode(raw);
-      } catch {
-        return refuse("malformed_json", "The request body is not valid UTF-8 JSON.");
-      }
-    }
-    try {
-      return { value: JSON.parse(text) };
-    } catch {
-      if (text.trim() === "") return refuse("invalid_body", "The request body is missing: send a NewPet.");
-      return refuse("malformed_json");
-    }
   }
 
   /** The list query from the URL, fully checked, or an invalid_query error. */
@@ -308,7 +248,7 @@ export function createHandler(ops: CoreOperations, options: HandlerOptions) {
    * more turns of the microtask queue.
    */
   function createPet(request: PetStoreRequest, requestId: string): Awaitable<PetStoreResponse> {
-    const refused = refusedBody(request);
+    const refused = refusedBody(request.headers, maxBodyBytes);
     if (refused !== undefined) return fail(refused, false, requestId);
     return createFrom(request.body, request, requestId);
   }
@@ -319,7 +259,7 @@ export function createHandler(ops: CoreOperations, options: HandlerOptions) {
     requestId: string,
   ): Promise<PetStoreResponse> {
     try {
-      const body = parseJson(typeof raw === "function" ? await raw(maxBodyBytes) : raw);
+      const body = parseJson(typeof raw === "function" ? await raw(maxBodyBytes) : raw, maxBodyBytes);
       if (isRefusal(body)) return fail(body, false, requestId);
       return createdAnswer(await ops.create(body.value), requestId);
     } catch (error) {
