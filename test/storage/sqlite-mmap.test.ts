@@ -1,0 +1,69 @@
+/**
+ * SQLite reads its file through memory-mapped I/O (256 MiB by default, `mmapBytes`), so a page
+ * of a large store costs memory reads rather than a system call a page; 0 turns it off, and
+ * anything but an integer of 0 or more is a StorageConfigError.
+ */
+import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { suite } from "uvu";
+import * as assert from "uvu/assert";
+import { StorageConfigError } from "../../lib/storage/config-error.ts";
+import { sqliteStorage } from "../../lib/storage/sqlite.ts";
+
+const s = suite("storage: sqlite memory-mapped reads");
+const dir = realpathSync(mkdtempSync(join(tmpdir(), "petstore-mmap-"))); // as /proc/self/maps names it
+
+s.after(() => rmSync(dir, { recursive: true, force: true }));
+
+/** True when this process maps the database file itself (not its -wal or -shm companions). */
+function mapped(path: string): boolean {
+  return readFileSync("/proc/self/maps", "utf8")
+    .split("\n")
+    .some((line) => line.endsWith(` ${path}`));
+}
+
+/** Writes pets, closes (which checkpoints the WAL into the file), reopens and reads them back. */
+async function writeThenRead(path: string, mmapBytes?: number): Promise<boolean> {
+  const options = mmapBytes === undefined ? { path } : { path, mmapBytes };
+  const writer = await sqliteStorage(options);
+  for (let i = 0; i < 50; i++) await writer.create({ name: `pet ${i}`, categoryId: 1, status: "sold" });
+  await writer.close();
+  const reader = await sqliteStorage(options);
+  try {
+    const page = await reader.list({ status: "sold", after: 10, limit: 20 });
+    assert.equal(
+      page.map((pet) => pet.id),
+      Array.from({ length: 20 }, (_, i) => 11 + i),
+    );
+    assert.equal(await reader.get(42), { id: 42, name: "pet 41", categoryId: 1, status: "sold" });
+    return mapped(path);
+  } finally {
+    await reader.close();
+  }
+}
+
+s(
+  "sqlite storage: by default the file is read through memory-mapped I/O; mmapBytes: 0 reads it with system calls",
+  async () => {
+    if (!existsSync("/proc/self/maps")) return console.warn("SKIPPED: no /proc/self/maps on this system");
+    assert.ok(await writeThenRead(join(dir, "default.db")), "the database file is mapped");
+    assert.not.ok(await writeThenRead(join(dir, "off.db"), 0), "mmapBytes: 0 maps nothing");
+    assert.ok(await writeThenRead(join(dir, "small.db"), 64 * 1024), "a smaller size maps too");
+  },
+);
+
+s("sqlite storage: mmapBytes must be an integer of 0 or more", async () => {
+  for (const mmapBytes of [-1, 1.5, Number.NaN, "1" as unknown as number]) {
+    try {
+      const storage = await sqliteStorage({ path: join(dir, "bad.db"), mmapBytes });
+      await storage.close();
+      assert.unreachable(`mmapBytes ${String(mmapBytes)} should be refused`);
+    } catch (error) {
+      assert.instance(error, StorageConfigError);
+      assert.match((error as Error).message, /mmapBytes must be an integer of 0 or more/);
+    }
+  }
+});
+
+s.run();
