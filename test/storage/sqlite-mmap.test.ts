@@ -3,7 +3,7 @@
  * of a large store costs memory reads rather than a system call a page; 0 turns it off, and
  * anything but an integer of 0 or more is a StorageConfigError.
  */
-import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, truncateSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { suite } from "uvu";
@@ -50,6 +50,35 @@ s(
     assert.ok(await writeThenRead(join(dir, "default.db")), "the database file is mapped");
     assert.not.ok(await writeThenRead(join(dir, "off.db"), 0), "mmapBytes: 0 maps nothing");
     assert.ok(await writeThenRead(join(dir, "small.db"), 64 * 1024), "a smaller size maps too");
+  },
+);
+
+s(
+  "sqlite storage: a file cut short or overwritten under a running store is an error on every read, never a crash (memory-mapped reads included)",
+  async () => {
+    for (const damage of ["truncate", "overwrite"] as const) {
+      const path = join(dir, `${damage}.db`);
+      const writer = await sqliteStorage({ path });
+      for (let i = 0; i < 1500; i++)
+        await writer.create({ name: `pet ${i} ${"x".repeat(60)}`, categoryId: 1, status: "sold" });
+      await writer.close();
+      const storage = await sqliteStorage({ path });
+      try {
+        assert.is((await storage.list({ after: 0, limit: 100 })).length, 100, "pages of the file are mapped and read");
+        if (damage === "truncate") truncateSync(path, 8192);
+        else writeFileSync(path, "not a database");
+        for (const after of [0, 500, 1000, 1400]) {
+          const error = await storage.list({ status: "sold", after, limit: 50 }).then(
+            () => undefined,
+            (e: unknown) => e,
+          );
+          assert.match(String(error), /SQLITE_CORRUPT|SQLITE_IOERR|SQLITE_NOTADB/, `${damage}, page after ${after}`);
+        }
+        assert.match(String(await storage.get(1200).catch((e: unknown) => e)), /SQLITE_/, `${damage}, get`);
+      } finally {
+        await storage.close();
+      }
+    }
   },
 );
 
