@@ -8,6 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
+import { createPetStore } from "../../lib/index.ts";
 import { StorageConfigError } from "../../lib/storage/config-error.ts";
 import { sqliteStorage } from "../../lib/storage/sqlite.ts";
 
@@ -68,13 +69,24 @@ s(
         if (damage === "truncate") truncateSync(path, 8192);
         else writeFileSync(path, "not a database");
         for (const after of [0, 500, 1000, 1400]) {
-          const error = await storage.list({ status: "sold", after, limit: 50 }).then(
+          const error = await Promise.resolve(storage.list({ status: "sold", after, limit: 50 })).then(
             () => undefined,
             (e: unknown) => e,
           );
           assert.match(String(error), /SQLITE_CORRUPT|SQLITE_IOERR|SQLITE_NOTADB/, `${damage}, page after ${after}`);
         }
-        assert.match(String(await storage.get(1200).catch((e: unknown) => e)), /SQLITE_/, `${damage}, get`);
+        assert.match(
+          String(await Promise.resolve(storage.get(1200)).catch((e: unknown) => e)),
+          /SQLITE_/,
+          `${damage}, get`,
+        );
+        const store = createPetStore({ auth: ["k"], storage });
+        const answer = await store.handle({
+          method: "GET",
+          path: "/v1/pets/1200",
+          headers: { authorization: "Bearer k" },
+        });
+        assert.is(answer.status, 503, `${damage}: over HTTP, storage_unavailable`);
       } finally {
         await storage.close();
       }
