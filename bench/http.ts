@@ -11,7 +11,7 @@ import { randomBytes } from "node:crypto";
 import { fileURLToPath } from "node:url";
 import autocannon from "autocannon";
 import { cpuOf, finish, start, stop, waitFor } from "./child.ts";
-import { median, QUICK, spread } from "./measure.ts";
+import { alternating, median, QUICK, spread } from "./measure.ts";
 import { row } from "./report.ts";
 
 interface Scenario {
@@ -172,18 +172,11 @@ async function main() {
       await load(ours, oursPort, WARM_SECONDS);
       await load(base, basePort, WARM_SECONDS);
     }
-    const oursRounds: Round[] = [];
-    const baseRounds: Round[] = [];
-    // Pairs in the order A B, B A, A B, …: a steady drift favours neither side.
-    for (let round = 0; round < ROUNDS; round++) {
-      if (round % 2 === 0) {
-        oursRounds.push(await load(ours, oursPort, ROUND_SECONDS));
-        baseRounds.push(await load(base, basePort, ROUND_SECONDS));
-      } else {
-        baseRounds.push(await load(base, basePort, ROUND_SECONDS));
-        oursRounds.push(await load(ours, oursPort, ROUND_SECONDS));
-      }
-    }
+    const [oursRounds, baseRounds] = await alternating(
+      ROUNDS,
+      () => load(ours, oursPort, ROUND_SECONDS),
+      () => load(base, basePort, ROUND_SECONDS),
+    );
     // The verdict is on the median of the pairs' ratios: a pair disturbed by the machine is one
     // outlier among eight, where a ratio of medians would mix rounds run at different speeds.
     const ratios = oursRounds.map((r, i) => r.rate / (baseRounds[i] as Round).rate);

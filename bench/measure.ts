@@ -36,6 +36,30 @@ export async function concurrent(step: (i: number) => Promise<unknown>, inFlight
   return (calls / (performance.now() - start)) * 1000;
 }
 
+/**
+ * Runs `a` and `b` `rounds` times each, in pairs ordered A B, B A, A B, …: a steady drift of the
+ * machine favours neither side, and both rounds of a pair see about the same moment. Returns each
+ * side's results, pair by pair.
+ */
+export async function alternating<T>(
+  rounds: number,
+  a: () => Promise<T>,
+  b: () => Promise<T>,
+): Promise<[a: T[], b: T[]]> {
+  const as: T[] = [];
+  const bs: T[] = [];
+  for (let round = 0; round < rounds; round++) {
+    if (round % 2 === 0) {
+      as.push(await a());
+      bs.push(await b());
+    } else {
+      bs.push(await b());
+      as.push(await a());
+    }
+  }
+  return [as, bs];
+}
+
 export function median(values: readonly number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   const mid = sorted.length >> 1;

@@ -17,7 +17,7 @@ import { createPetStore, type ListPetsInput, type PetStore } from "../lib/index.
 import { type BackendKind, type BenchStorage, openBench } from "./backends.ts";
 import { cleanupOnInterrupt, finish } from "./child.ts";
 import { abortFill, checkFill, fill, RARE_STATUS } from "./fill.ts";
-import { median, QUICK, sequential, skipped, spread } from "./measure.ts";
+import { alternating, median, QUICK, sequential, skipped, spread } from "./measure.ts";
 import { type Row, row, type Target } from "./report.ts";
 
 const kind = process.argv[2] as BackendKind;
@@ -103,26 +103,12 @@ async function measure(): Promise<Row[]> {
       const largeQueries = queries(variant, LARGE);
       await checkQueries(smallStore, smallQueries, variant.limit);
       await checkQueries(largeStore, largeQueries, variant.limit);
+      const runSmall = () => sequential((i) => smallStore.listPets(smallQueries[i % smallQueries.length]), ROUND_MS);
+      const runLarge = () => sequential((i) => largeStore.listPets(largeQueries[i % largeQueries.length]), ROUND_MS);
       // A round of each, not counted: both code paths are compiled before the clock starts.
-      await sequential((i) => smallStore.listPets(smallQueries[i % smallQueries.length]), ROUND_MS);
-      await sequential((i) => largeStore.listPets(largeQueries[i % largeQueries.length]), ROUND_MS);
-      const smallUs: number[] = [];
-      const largeUs: number[] = [];
-      const runSmall = async () => {
-        smallUs.push(await sequential((i) => smallStore.listPets(smallQueries[i % smallQueries.length]), ROUND_MS));
-      };
-      const runLarge = async () => {
-        largeUs.push(await sequential((i) => largeStore.listPets(largeQueries[i % largeQueries.length]), ROUND_MS));
-      };
-      for (let round = 0; round < ROUNDS; round++) {
-        if (round % 2 === 0) {
-          await runSmall();
-          await runLarge();
-        } else {
-          await runLarge();
-          await runSmall();
-        }
-      }
+      await runSmall();
+      await runLarge();
+      const [smallUs, largeUs] = await alternating(ROUNDS, runSmall, runLarge);
       // The verdict is on the median of the pairs' ratios: a pair the machine disturbed is one outlier.
       const ratios = largeUs.map((us, i) => us / (smallUs[i] as number));
       rows.push(
