@@ -10,7 +10,8 @@ import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { createPetStore } from "../../lib/index.ts";
 import { StorageConfigError } from "../../lib/storage/config-error.ts";
-import { sqliteStorage } from "../../lib/storage/sqlite.ts";
+import type { PetStorage } from "../../lib/storage/port.ts";
+import { type SqliteStorageOptions, sqliteStorage } from "../../lib/storage/sqlite.ts";
 
 const s = suite("storage: sqlite memory-mapped reads");
 const dir = realpathSync(mkdtempSync(join(tmpdir(), "petstore-mmap-"))); // as /proc/self/maps names it
@@ -24,13 +25,20 @@ function mapped(path: string): boolean {
     .some((line) => line.endsWith(` ${path}`));
 }
 
-/** Writes pets, closes (which checkpoints the WAL into the file), reopens and reads them back. */
-async function writeThenRead(path: string, mmapBytes?: number): Promise<boolean> {
-  const options = mmapBytes === undefined ? { path } : { path, mmapBytes };
+/**
+ * A store of `count` sold pets, written, closed (which checkpoints the WAL into the file, so reads
+ * come from the file itself) and opened again with the same options.
+ */
+async function reopened(options: SqliteStorageOptions, count: number, pad = ""): Promise<PetStorage> {
   const writer = await sqliteStorage(options);
-  for (let i = 0; i < 50; i++) await writer.create({ name: `pet ${i}`, categoryId: 1, status: "sold" });
+  for (let i = 0; i < count; i++) await writer.create({ name: `pet ${i}${pad}`, categoryId: 1, status: "sold" });
   await writer.close();
-  const reader = await sqliteStorage(options);
+  return sqliteStorage(options);
+}
+
+/** Reads back pets of a reopened store; true when the file was mapped to read them. */
+async function writeThenRead(path: string, mmapBytes?: number): Promise<boolean> {
+  const reader = await reopened(mmapBytes === undefined ? { path } : { path, mmapBytes }, 50);
   try {
     const page = await reader.list({ status: "sold", after: 10, limit: 20 });
     assert.equal(
@@ -59,11 +67,7 @@ s(
   async () => {
     for (const damage of ["truncate", "overwrite"] as const) {
       const path = join(dir, `${damage}.db`);
-      const writer = await sqliteStorage({ path });
-      for (let i = 0; i < 1500; i++)
-        await writer.create({ name: `pet ${i} ${"x".repeat(60)}`, categoryId: 1, status: "sold" });
-      await writer.close();
-      const storage = await sqliteStorage({ path });
+      const storage = await reopened({ path }, 1500, ` ${"x".repeat(60)}`);
       try {
         assert.is((await storage.list({ after: 0, limit: 100 })).length, 100, "pages of the file are mapped and read");
         if (damage === "truncate") truncateSync(path, 8192);
