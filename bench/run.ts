@@ -6,7 +6,8 @@
  * Flags: --quick; --profile (CPU profiles of the HTTP servers in bench/profiles/); --strict (exit 1
  * when a target is missed, too); --out <file>; --readme (puts the table in README.md's Performance
  * section, between its bench:results markers); scenario ids to run only some (`-- H1 S2`).
- * Exit code 1 when a program crashed or hung (or, with CI=true, a service was missing).
+ * Exit code 1 when a program crashed or hung (or, with CI=true, a service was missing); 2 for flags
+ * that do not go together.
  */
 import { execSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
@@ -39,6 +40,11 @@ const only = args.filter((a, i) => /^[A-Z][0-9]$/.test(a) && args[i - 1] !== "--
 // Only a full run of everything replaces bench/results.json (unless --out says where).
 const OUT = outIndex === -1 ? (QUICK || only.length > 0 ? undefined : "results.json") : args[outIndex + 1];
 const mode = QUICK ? ["--quick"] : [];
+// Checked before anything runs: a table of some scenarios, or of quick ones, must not replace the README's.
+if (README && (QUICK || only.length > 0)) {
+  console.error("bench: --readme takes a full run of every scenario (no --quick, no scenario ids)");
+  process.exit(2);
+}
 
 function jobs(): Job[] {
   const list: Job[] = [];
@@ -124,7 +130,6 @@ function machine() {
 
 /** Replaces what stands between the README's bench:results markers with this run's table. */
 function updateReadme(table: string, host: ReturnType<typeof machine>, seconds: number): void {
-  if (QUICK || only.length > 0) throw new Error("--readme takes a full run of every scenario (no --quick, no ids)");
   const path = join(process.cwd(), "README.md");
   const readme = readFileSync(path, "utf8");
   const start = "<!-- bench:results:start -->";

@@ -1,0 +1,143 @@
+/**
+ * The bench's own machinery (issue 6): how rounds alternate, how a row is judged against its
+ * target, the table, and what `bench/run.ts` writes. Speed is never asserted here: only that the
+ * programs measure fairly and report what they measured.
+ */
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { alternating, median, spread } from "../../bench/measure.ts";
+import { markdownTable, type Row, row, unavailable } from "../../bench/report.ts";
+
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+
+test("bench: alternating() runs the pairs A B, B A, A B, … and hands back each side's results in round order", async () => {
+  const order: string[] = [];
+  let n = 0;
+  const [as, bs] = await alternating(
+    4,
+    async () => {
+      order.push("A");
+      return `a${n++}`;
+    },
+    async () => {
+      order.push("B");
+      return `b${n++}`;
+    },
+  );
+  assert.equal(order.join(""), "ABBAABBA");
+  assert.equal(as, ["a0", "a3", "a4", "a7"]);
+  assert.equal(bs, ["b1", "b2", "b5", "b6"]);
+});
+
+test("bench: median() of an odd and an even list, whatever their order; spread() is min–max", () => {
+  assert.is(median([3, 1, 2]), 2);
+  assert.is(median([4, 1, 3, 2]), 2.5);
+  assert.is(spread([0.91, 0.55, 1.18]), "0.55–1.18");
+});
+
+test("bench: a ratio row passes at its target and misses just past it, for ≥ and ≤ targets", () => {
+  const at = (ratio: number, op: ">=" | "<=", value: number) =>
+    row({ id: "X", scenario: "s", ours: 1, baseline: 1, unit: "req/s", ratio, target: { on: "ratio", op, value } })
+      .verdict;
+  assert.is(at(0.8, ">=", 0.8), "pass");
+  assert.is(at(0.7999, ">=", 0.8), "miss");
+  assert.is(at(1.5, "<=", 1.5), "pass");
+  assert.is(at(1.5001, "<=", 1.5), "miss");
+});
+
+test("bench: a row's ratio is ours / baseline unless given; no target is info; no number is an error", () => {
+  const measured = row({ id: "S1", scenario: "s", ours: 300, baseline: 200, unit: "µs/page", target: null });
+  assert.is(measured.ratio, 1.5);
+  assert.is(measured.verdict, "info");
+  const floor = { on: "ours" as const, op: ">=" as const, value: 100_000 };
+  assert.is(
+    row({ id: "S2", scenario: "s", ours: 99_999, baseline: null, unit: "ops/s", target: floor }).verdict,
+    "miss",
+  );
+  assert.is(
+    row({ id: "S2", scenario: "s", ours: 100_000, baseline: null, unit: "ops/s", target: floor }).verdict,
+    "pass",
+  );
+  const noRatio = row({
+    id: "H1",
+    scenario: "s",
+    ours: 5,
+    baseline: 0,
+    unit: "req/s",
+    target: { ...floor, on: "ratio" },
+  });
+  assert.is(noRatio.ratio, null);
+  assert.is(noRatio.verdict, "error");
+});
+
+test("bench: the table shows every row with its ratio and verdict, — where there is no number, and escapes | in notes", () => {
+  const rows: Row[] = [
+    row({
+      id: "H3",
+      scenario: "POST",
+      ours: 43_123.4,
+      baseline: 50_070,
+      unit: "req/s",
+      ratio: 0.8612,
+      target: { on: "ratio", op: ">=", value: 0.8 },
+      note: "a | b",
+    }),
+    unavailable("S1", "redis, listPets", "µs/page", { on: "ratio", op: "<=", value: 1.5 }, "skipped", "no Redis"),
+  ];
+  const lines = markdownTable(rows).split("\n");
+  assert.is(lines.length, 4);
+  assert.is(lines[2], "| H3 | POST | 43,123 | 50,070 | req/s | 0.86 | ratio ≥ 0.8 | pass | a \\| b |");
+  assert.is(lines[3], "| S1 | redis, listPets | — | — | µs/page | — | ratio ≤ 1.5 | skipped | no Redis |");
+});
+
+/** Runs bench/run.ts with these arguments, as `npm run bench -- …` does. */
+function bench(args: string[]) {
+  return spawnSync(process.execPath, ["--import", "tsx", "bench/run.ts", ...args], {
+    cwd: ROOT,
+    encoding: "utf8",
+    timeout: 120_000,
+  });
+}
+
+test("bench: run.ts measures the scenarios asked for, prints the table and the tally, and --out writes the rows as JSON", () => {
+  const dir = mkdtempSync(join(tmpdir(), "petstore-bench-"));
+  try {
+    const out = join(dir, "results.json");
+    const run = bench(["--quick", "--out", out, "M1"]);
+    assert.is(run.status, 0, run.stderr);
+    assert.match(
+      run.stdout,
+      /^\| M1 \| memory, heap a stored pet \| [0-9.]+ \| — \| bytes\/pet \| — \| ≤ 400 bytes\/pet \| (pass|miss) \|/m,
+    );
+    assert.match(run.stdout, /^[01] pass, [01] miss, 0 info, 0 skipped, 0 error$/m);
+    const results = JSON.parse(readFileSync(out, "utf8"));
+    assert.is(results.quick, true);
+    assert.is(results.machine.node, process.version);
+    assert.is(results.rows.length, 1);
+    assert.is(results.rows[0].id, "M1");
+    assert.ok(results.rows[0].ours > 0, "the bytes a pet were measured");
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("bench: --readme with --quick or scenario ids is refused before anything runs, and the README is left as it was", () => {
+  const readme = readFileSync(join(ROOT, "README.md"), "utf8");
+  for (const args of [
+    ["--readme", "--quick"],
+    ["--readme", "M1"],
+  ]) {
+    const run = bench(args);
+    assert.is(run.status, 2, `${args.join(" ")}: ${run.stderr}`);
+    assert.match(run.stderr, /--readme takes a full run of every scenario/);
+    assert.not.match(run.stderr, /bench: M1/, "nothing was measured");
+  }
+  assert.is(readFileSync(join(ROOT, "README.md"), "utf8"), readme);
+});
+
+test.run();
