@@ -8,7 +8,8 @@ import type { HeaderValue } from "./handler.ts";
 
 const utf8 = new TextDecoder("utf-8", { fatal: true });
 
-function first(value: HeaderValue): string | undefined {
+/** A header's value, or the first of a repeated header's values. */
+export function first(value: HeaderValue): string | undefined {
   return Array.isArray(value) ? value[0] : value;
 }
 

@@ -7,7 +7,7 @@ import { randomUUID } from "node:crypto";
 import type { VerifyToken } from "./auth.ts";
 import { readBearer } from "./auth.ts";
 
-import { parseJson, refusedBody } from "./body.ts";
+import { first, parseJson, refusedBody } from "./body.ts";
 import type { Refusal } from "./errors.ts";
 import { ERRORS, isPetStoreError, isRefusal, refuse } from "./errors.ts";
 import type { JsonText } from "./json.ts";
@@ -68,7 +68,7 @@ const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
  * and the answer carry the same id.
  */
 export function requestIdOf(header: HeaderValue): string {
-  const value = Array.isArray(header) ? header[0] : header;
+  const value = first(header);
   return value !== undefined && REQUEST_ID.test(value) ? value : randomUUID();
 }
 const CHALLENGE_MISSING = 'Bearer realm="petstore"';
