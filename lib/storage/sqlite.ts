@@ -7,7 +7,8 @@
  * The file is in WAL mode and every connection waits for a lock up to the operation time-out
  * (busy timeout), so several processes can share one file. `synchronous=NORMAL`: a clean stop
  * or a crash of the process loses nothing; a power cut may lose the last commits. Up to
- * `mmapBytes` of the file are read through memory-mapped I/O.
+ * `mmapBytes` of the file are read through memory-mapped I/O. The WAL file is cut back to 64 MiB
+ * when a large write grew it past that.
  */
 import type { Pet } from "../schemas.ts";
 import { reason, StorageConfigError } from "./config-error.ts";
@@ -44,6 +45,8 @@ export interface SqliteStorageOptions {
 const TABLE = /^[a-z][a-z0-9_]{0,39}$/;
 const MAX_ID = 9007199254740991;
 const MMAP_BYTES = 256 * 1024 * 1024;
+/** What the WAL file is cut back to after a checkpoint, when a large write grew it past this. */
+const WAL_LIMIT_BYTES = 64 * 1024 * 1024;
 
 function checkOptions(options: SqliteStorageOptions) {
   const path = options?.path;
@@ -96,6 +99,8 @@ export async function sqliteStorage(options: SqliteStorageOptions): Promise<PetS
     await query("PRAGMA synchronous = NORMAL");
     // Pages of a large file read as memory, not one pread() each (the main file only; the WAL is read as before).
     await query(`PRAGMA mmap_size = ${mmapBytes}`);
+    // A WAL file is reused, never shrunk: one large write would leave it that large for good.
+    await query(`PRAGMA journal_size_limit = ${WAL_LIMIT_BYTES}`);
     await query(`CREATE TABLE IF NOT EXISTS ${t}_seq (id INTEGER PRIMARY KEY CHECK (id = 1), value INTEGER NOT NULL)`);
     await query(`INSERT OR IGNORE INTO ${t}_seq (id, value) VALUES (1, 0)`);
     await query(
