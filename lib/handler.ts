@@ -6,16 +6,13 @@
 import { randomUUID } from "node:crypto";
 import type { VerifyToken } from "./auth.ts";
 import { readBearer } from "./auth.ts";
-
 import { first, parseJson, refusedBody } from "./body.ts";
-import type { Refusal } from "./errors.ts";
-import { ERRORS, isPetStoreError, isRefusal, refuse } from "./errors.ts";
-import type { JsonText } from "./json.ts";
+import { isPetStoreError, isRefusal, refuse } from "./errors.ts";
 import { PetJson } from "./json.ts";
 import type { CoreOperations, PetPage } from "./operations.ts";
-import { readQuery } from "./query.ts";
-import type { Pet, PetStatus } from "./schemas.ts";
-import { DEFAULT_LIMIT, MAX_LIMIT, MIN_LIMIT, PET_STATUSES } from "./schemas.ts";
+import { listQuery } from "./query.ts";
+import { fail, respond } from "./response.ts";
+import type { Pet } from "./schemas.ts";
 import type { Awaitable } from "./storage/port.ts";
 import { isPromise } from "./storage/port.ts";
 
@@ -59,7 +56,6 @@ export interface HandlerOptions {
   stablePets?: boolean;
 }
 
-const JSON_TYPE = "application/json; charset=utf-8";
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
 
 /**
@@ -101,68 +97,6 @@ export function createHandler(ops: CoreOperations, options: HandlerOptions) {
       if (Object.hasOwn(publicRoutes, name)) return { kind: "public", name };
     }
     return undefined;
-  }
-
-  function respond(
-    status: number,
-    body: string | JsonText,
-    head: boolean,
-    requestId: string,
-    extra?: Record<string, string>,
-    contentType = JSON_TYPE,
-  ): PetStoreResponse {
-    const text = typeof body === "string" ? body : body.text;
-    const bytes = typeof body === "string" ? Buffer.byteLength(body) : body.bytes;
-    const headers: Record<string, string> = {
-      "content-type": contentType,
-      "cache-control": "no-store",
-      "x-request-id": requestId,
-      "content-length": String(bytes),
-    };
-    if (extra) Object.assign(headers, extra);
-    return { status, headers, body: head ? "" : text };
-  }
-
-  /** The contract's Error answer for a refusal or a PetStoreError (same code, message and details). */
-  function fail(error: Refusal, head: boolean, requestId: string, extra?: Record<string, string>) {
-    const status = ERRORS[error.code].status;
-    const headers = error.code === "storage_unavailable" ? { ...extra, "retry-after": "1" } : extra;
-    const body = { code: error.code, message: error.message, status, details: error.details };
-    return respond(status, JSON.stringify(body), head, requestId, headers);
-  }
-
-  /** The list query from the URL, fully checked, or an invalid_query error. */
-  function listQuery(
-    rawQuery: string,
-  ): { status: PetStatus | undefined; limit: number; cursor: string | undefined } | Refusal {
-    const params = readQuery(rawQuery);
-    if (params === undefined) {
-      return refuse("invalid_query", "The query string is not valid percent-encoding.");
-    }
-    const repeated =
-      params.limitCount > 1 ? "limit" : params.statusCount > 1 ? "status" : params.cursorCount > 1 ? "cursor" : "";
-    if (repeated !== "") {
-      return refuse("invalid_query", `${repeated} must be given at most once.`, [
-        { path: repeated, message: "is repeated" },
-      ]);
-    }
-    const rawLimit = params.limit;
-    let limit = DEFAULT_LIMIT;
-    if (rawLimit !== undefined) {
-      limit = /^[0-9]{1,3}$/.test(rawLimit) ? Number(rawLimit) : 0;
-      if (limit < MIN_LIMIT || limit > MAX_LIMIT) {
-        return refuse("invalid_query", "limit must be an integer from 1 to 100.", [
-          { path: "limit", message: "must be an integer from 1 to 100" },
-        ]);
-      }
-    }
-    const status = params.status;
-    if (status !== undefined && !(PET_STATUSES as readonly string[]).includes(status)) {
-      return refuse("invalid_query", "status must be one of available, pending, sold.", [
-        { path: "status", message: "must be one of available, pending, sold" },
-      ]);
-    }
-    return { status: status as PetStatus | undefined, limit, cursor: params.cursor };
   }
 
   function nextLink(page: PetPage): Record<string, string> | undefined {

@@ -1,4 +1,8 @@
-/** Reading the list query string: `limit`, `status` and `cursor`, in one pass. */
+/** Reading the list query string: `limit`, `status` and `cursor`, in one pass, then checking them. */
+import type { Refusal } from "./errors.ts";
+import { refuse } from "./errors.ts";
+import type { PetStatus } from "./schemas.ts";
+import { DEFAULT_LIMIT, MAX_LIMIT, MIN_LIMIT, PET_STATUSES } from "./schemas.ts";
 
 /** The list query's own parameters as given (others are ignored), with how often each came. */
 interface ListParams {
@@ -54,4 +58,38 @@ export function readQuery(raw: string): ListParams | undefined {
     start = end + 1;
   }
   return params;
+}
+
+/** The list query from the URL, fully checked, or an invalid_query error. */
+export function listQuery(
+  rawQuery: string,
+): { status: PetStatus | undefined; limit: number; cursor: string | undefined } | Refusal {
+  const params = readQuery(rawQuery);
+  if (params === undefined) {
+    return refuse("invalid_query", "The query string is not valid percent-encoding.");
+  }
+  const repeated =
+    params.limitCount > 1 ? "limit" : params.statusCount > 1 ? "status" : params.cursorCount > 1 ? "cursor" : "";
+  if (repeated !== "") {
+    return refuse("invalid_query", `${repeated} must be given at most once.`, [
+      { path: repeated, message: "is repeated" },
+    ]);
+  }
+  const rawLimit = params.limit;
+  let limit = DEFAULT_LIMIT;
+  if (rawLimit !== undefined) {
+    limit = /^[0-9]{1,3}$/.test(rawLimit) ? Number(rawLimit) : 0;
+    if (limit < MIN_LIMIT || limit > MAX_LIMIT) {
+      return refuse("invalid_query", "limit must be an integer from 1 to 100.", [
+        { path: "limit", message: "must be an integer from 1 to 100" },
+      ]);
+    }
+  }
+  const status = params.status;
+  if (status !== undefined && !(PET_STATUSES as readonly string[]).includes(status)) {
+    return refuse("invalid_query", "status must be one of available, pending, sold.", [
+      { path: "status", message: "must be one of available, pending, sold" },
+    ]);
+  }
+  return { status: status as PetStatus | undefined, limit, cursor: params.cursor };
 }
