@@ -4,29 +4,22 @@
  * database beside it for good. The storage bounds it (`PRAGMA journal_size_limit`, 64 MiB): the
  * next write after a checkpoint cuts it back.
  */
-
 import { mkdtempSync, rmSync, statSync } from "node:fs";
-import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
+import { requireFromDriver } from "../../lib/storage/driver.ts";
 import { sqliteStorage } from "../../lib/storage/sqlite.ts";
+
+type Sqlite3 = typeof import("sqlite3");
+type Database = import("sqlite3").Database;
 
 const s = suite("storage: sqlite write-ahead log size");
 const dir = mkdtempSync(join(tmpdir(), "petstore-wal-"));
 s.after(() => rmSync(dir, { recursive: true, force: true }));
 
 const LIMIT = 64 * 1024 * 1024;
-
-// The driver under @keyv/sqlite, for a second connection as another program would open.
-type Database = {
-  exec(sql: string, done: (error: Error | null) => void): void;
-  close(done: (error: Error | null) => void): void;
-};
-const sqlite3 = createRequire(import.meta.url)("sqlite3") as {
-  Database: new (path: string, done: (error: Error | null) => void) => Database;
-};
 
 const run = (db: Database, sql: string) =>
   new Promise<void>((resolve, reject) => db.exec(sql, (error) => (error ? reject(error) : resolve())));
@@ -38,7 +31,9 @@ s(
     const store = await sqliteStorage({ path });
     try {
       await store.create({ name: "first", categoryId: 1, status: "available" });
-      // Another connection writes about 96 MiB in one transaction; its commit checkpoints the log.
+      // Another connection (the driver under @keyv/sqlite) writes about 96 MiB in one transaction;
+      // its commit checkpoints the log.
+      const sqlite3 = requireFromDriver<Sqlite3>("@keyv/sqlite", "sqlite3", "sqlite");
       const other = await new Promise<Database>((resolve, reject) => {
         const db = new sqlite3.Database(path, (error) => (error ? reject(error) : resolve(db)));
       });
