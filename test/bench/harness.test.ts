@@ -3,17 +3,14 @@
  * target, the table, and what `bench/run.ts` writes. Speed is never asserted here: only that the
  * programs measure fairly and report what they measured.
  */
-import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { alternating, median, spread } from "../../bench/measure.ts";
 import { markdownTable, type Row, row, unavailable } from "../../bench/report.ts";
-
-const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+import { ROOT, startProgram } from "../program.ts";
 
 test("bench: alternating() runs the pairs A B, B A, A B, … and hands back each side's results in round order", async () => {
   const order: string[] = [];
@@ -95,20 +92,21 @@ test("bench: the table shows every row with its ratio and verdict, — where the
   assert.is(lines[3], "| S1 | redis, listPets | — | — | µs/page | — | ratio ≤ 1.5 | skipped | no Redis |");
 });
 
-/** Runs bench/run.ts with these arguments, as `npm run bench -- …` does. */
-function bench(args: string[]) {
-  return spawnSync(process.execPath, ["--import", "tsx", "bench/run.ts", ...args], {
-    cwd: ROOT,
-    encoding: "utf8",
-    timeout: 120_000,
-  });
+/** Runs bench/run.ts with these arguments, as `npm run bench -- …` does, to its end. */
+async function bench(args: string[]) {
+  const program = startProgram(["bench/run.ts", ...args]);
+  try {
+    return { status: await program.exited(120_000), stdout: program.stdout(), stderr: program.stderr() };
+  } finally {
+    await program.kill();
+  }
 }
 
-test("bench: run.ts measures the scenarios asked for, prints the table and the tally, and --out writes the rows as JSON", () => {
+test("bench: run.ts measures the scenarios asked for, prints the table and the tally, and --out writes the rows as JSON", async () => {
   const dir = mkdtempSync(join(tmpdir(), "petstore-bench-"));
   try {
     const out = join(dir, "results.json");
-    const run = bench(["--quick", "--out", out, "M1"]);
+    const run = await bench(["--quick", "--out", out, "M1"]);
     assert.is(run.status, 0, run.stderr);
     assert.match(
       run.stdout,
@@ -126,13 +124,13 @@ test("bench: run.ts measures the scenarios asked for, prints the table and the t
   }
 });
 
-test("bench: --readme with --quick or scenario ids is refused before anything runs, and the README is left as it was", () => {
+test("bench: --readme with --quick or scenario ids is refused before anything runs, and the README is left as it was", async () => {
   const readme = readFileSync(join(ROOT, "README.md"), "utf8");
   for (const args of [
     ["--readme", "--quick"],
     ["--readme", "M1"],
   ]) {
-    const run = bench(args);
+    const run = await bench(args);
     assert.is(run.status, 2, `${args.join(" ")}: ${run.stderr}`);
     assert.match(run.stderr, /--readme takes a full run of every scenario/);
     assert.not.match(run.stderr, /bench: M1/, "nothing was measured");
