@@ -2,7 +2,7 @@
 
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import type { PetStorage } from "../../lib/index.ts";
+import type { BodyReader, PetStorage } from "../../lib/index.ts";
 import { createPetStore, ERRORS, PetStoreError } from "../../lib/index.ts";
 import { AUTH, call, errorOf, json, KEY, makeStore } from "../helpers.ts";
 
@@ -520,55 +520,46 @@ test("storage failure: an invalid stored value reported by the backend is 500 in
   assert.is(errors.length, 1);
 });
 
-/** A POST whose body comes through a reader, as adapters send it. */
-function postWith(read: (limit: number) => Promise<Uint8Array | string>, authorization = `Bearer ${KEY}`) {
-  return {
-    method: "POST",
-    path: "/v1/pets",
-    headers: { authorization, "content-type": "application/json" },
-    body: read,
-  };
-}
-
 test("handle() resolves, never rejects, for every failure after a wait: body reader, storage, verify, onError", async () => {
   const errors: unknown[] = [];
   const onError = (e: unknown) => void errors.push(e);
   const body = async () => '{"name":"Rex","categoryId":1}';
-  const cases: [string, ReturnType<typeof makeStore>, ReturnType<typeof postWith>, number, string][] = [
+  // Each body comes through a reader, as adapters send it.
+  const cases: [string, ReturnType<typeof makeStore>, BodyReader, number, string][] = [
     [
       "a reader that rejects with a plain Error",
       makeStore({ onError }),
-      postWith(() => Promise.reject(new TypeError("socket"))),
+      () => Promise.reject(new TypeError("socket")),
       500,
       "internal_error",
     ],
     [
       "a reader that throws",
       makeStore({ onError }),
-      postWith(() => {
+      () => {
         throw new Error("sync");
-      }),
+      },
       500,
       "internal_error",
     ],
     [
       "a reader refusing the size",
       makeStore({ onError }),
-      postWith(() => Promise.reject(new PetStoreError("payload_too_large"))),
+      () => Promise.reject(new PetStoreError("payload_too_large")),
       413,
       "payload_too_large",
     ],
     [
       "storage that rejects",
       makeStore({ onError, storage: brokenStorage(() => Promise.reject(new Error("down"))) }),
-      postWith(body),
+      body,
       503,
       "storage_unavailable",
     ],
     [
       "storage that reports a bad value",
       makeStore({ onError, storage: brokenStorage(() => Promise.reject(new PetStoreError("internal_error"))) }),
-      postWith(body),
+      body,
       500,
       "internal_error",
     ],
@@ -580,7 +571,7 @@ test("handle() resolves, never rejects, for every failure after a wait: body rea
           throw new Error("idp down");
         },
       }),
-      postWith(body),
+      body,
       500,
       "internal_error",
     ],
@@ -592,13 +583,13 @@ test("handle() resolves, never rejects, for every failure after a wait: body rea
         },
         storage: brokenStorage(() => Promise.reject(new PetStoreError("internal_error"))),
       }),
-      postWith(body),
+      body,
       500,
       "internal_error",
     ],
   ];
-  for (const [name, store, request, status, code] of cases) {
-    const res = await store.handle(request);
+  for (const [name, store, read, status, code] of cases) {
+    const res = await call(store, "POST", "/v1/pets", { body: read });
     assert.is(res.status, status, name);
     assert.is(errorOf(res).code, code, name);
   }
