@@ -24,7 +24,7 @@ function decoded(part: string): string {
  * of everything. Undefined when one of them is not valid percent-encoding (an unknown parameter
  * that is not is ignored, as unknown parameters are).
  */
-export function readQuery(raw: string): ListParams | undefined {
+function readQuery(raw: string): ListParams | undefined {
   const params: ListParams = {
     limit: undefined,
     status: undefined,
