@@ -6,7 +6,11 @@
 import Keyv from "keyv";
 import type { Pet, PetStatus } from "../schemas.ts";
 import { PET_STATUSES } from "../schemas.ts";
-import type { ListPage, PetData, PetStorage } from "./port.ts";
+import { MemoryKeys } from "./memory-keys.ts";
+import type { CreateOnceResult, IdempotencyRecord, ListPage, PetData, PetStorage } from "./port.ts";
+
+/** Expired idempotency records removed per write at most: a write never pays for a long quiet spell at once. */
+const SWEEP_BATCH = 64;
 
 type Column = Float64Array<ArrayBuffer> | Uint8Array<ArrayBuffer>;
 
@@ -215,6 +219,16 @@ export function memoryStorage(options: MemoryStorageOptions = {}): PetStorage {
     sold: new StatusIndex("sold"),
   };
   let lastId = 0;
+  const keys = new MemoryKeys();
+
+  /** Stores a new pet in one synchronous step: its value in Keyv's store (Keyv's format), and its status index. */
+  function insert(data: PetData): Pet {
+    const id = ++lastId;
+    const pet: Pet = { id, name: data.name, categoryId: data.categoryId, status: data.status };
+    table.set(String(id), { value: pet });
+    byStatus[pet.status].insert(id, pet.name, pet.categoryId);
+    return pet;
+  }
 
   return {
     kind: "memory",
@@ -226,6 +240,19 @@ export function memoryStorage(options: MemoryStorageOptions = {}): PetStorage {
       byStatus[pet.status].insert(id, pet.name, pet.categoryId);
       return pet; // the table keeps columns, not this object: it is the caller's to change
     },
+    // One synchronous step: no other call can run between the look-up and the writes.
+    createOnce(data: PetData, record: IdempotencyRecord): CreateOnceResult {
+      keys.sweep(record.now, SWEEP_BATCH);
+      const slot = keys.find(record.scope, record.key, record.now);
+      if (slot !== undefined) {
+        if (!keys.matches(slot, record.fingerprint)) return { conflict: "reused" };
+        const pet = table.read(keys.petId(slot));
+        if (pet !== undefined) return { pet, replayed: true };
+      }
+      const pet = insert(data);
+      keys.add(record.scope, record.key, record.fingerprint, pet.id, record.expiresAt);
+      return { pet, replayed: false };
+    },
     // Reads answer synchronously: the core then builds the answer without a promise hop.
     get(id: number): Pet | undefined {
       return table.read(id); // a new object, as every read hands out
@@ -235,6 +262,7 @@ export function memoryStorage(options: MemoryStorageOptions = {}): PetStorage {
     },
     async ping() {},
     async close() {
+      keys.clear();
       await values.disconnect();
     },
   };

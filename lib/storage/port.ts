@@ -24,6 +24,23 @@ export interface ListPage {
   limit: number;
 }
 
+/** The key record of an idempotent create. */
+export interface IdempotencyRecord {
+  /** Whose key it is (a digest of the caller's token, or an in-process caller's scope). At most 255 characters. */
+  scope: string;
+  /** The key: 1 to 255 characters from `!` to `~` except `"` and a backslash. */
+  key: string;
+  /** SHA-256 (64 hex characters) of the canonical NewPet. */
+  fingerprint: string;
+  /** The caller's clock, ms since the epoch: records expired by then count as absent. */
+  now: number;
+  /** When this record expires (ms since the epoch); after it the key is new again. */
+  expiresAt: number;
+}
+
+/** What `createOnce` did: created or replayed a pet, or refused because of the key. */
+export type CreateOnceResult = { pet: Pet; replayed: boolean } | { conflict: "reused" | "in_use" };
+
 export interface PetStorage {
   /** A short name for logs and errors, e.g. "memory" or "redis". */
   readonly kind: string;
@@ -45,6 +62,17 @@ export interface PetStorage {
   get(id: number): Awaitable<Pet | undefined>;
   /** Pets in ascending id order, as described by `page`. May answer synchronously. */
   list(page: ListPage): Awaitable<Pet[]>;
+  /**
+   * Creates the pet once per idempotency key: the pet and the key record are written in one
+   * atomic step (or not at all), so no crash leaves one without the other. When an unexpired
+   * record of `key.scope` + `key.key` exists, nothing is written and the answer is that record's
+   * pet (`replayed: true`, same fingerprint), `{ conflict: "reused" }` (another fingerprint) or
+   * `{ conflict: "in_use" }` (another call with this key is still being written). A record
+   * whose `expiresAt` is at or before `key.now` counts as absent. Backends also remove expired
+   * records (in small batches, so storage stays bounded). Optional for storages written before
+   * 1.1: without it, a create with an idempotency key fails with `internal_error`.
+   */
+  createOnce?(pet: PetData, key: IdempotencyRecord): Awaitable<CreateOnceResult>;
   /** Resolves when the backend answers; rejects otherwise (readiness). */
   ping(): Promise<void>;
   /** Releases connections. Idempotent. */

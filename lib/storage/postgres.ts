@@ -7,11 +7,17 @@
  * Each store owns its pg pool, shared by Keyv and its own queries: @keyv/postgres would keep one
  * pool per URL for the whole process and end it for every store when one disconnects. The pool
  * fails fast (connect, query and statement time-outs) and reconnects by itself on the next call.
+ *
+ * An idempotent create is one statement, so one round trip and one transaction: it takes an
+ * advisory lock on the key (not free: another call is writing it, `in_use`), the next id, and
+ * writes the value (Keyv's row and format), the index entry and the key record
+ * (`<table>_idempotency`, unique on scope + key) together, or nothing when an unexpired record
+ * exists; that record is then read in a second statement.
  */
 import type { Pet } from "../schemas.ts";
 import { reason, redactUrl, StorageConfigError } from "./config-error.ts";
 import { loadDriver, requireFromDriver } from "./driver.ts";
-import type { ListPage, PetData, PetStorage } from "./port.ts";
+import type { CreateOnceResult, IdempotencyRecord, ListPage, PetData, PetStorage } from "./port.ts";
 import {
   checkNewId,
   indexedId,
@@ -19,7 +25,9 @@ import {
   readPet,
   readPets,
   sequenceExhausted,
+  serializedPetAround,
   storageClosed,
+  toPet,
   writePet,
 } from "./values.ts";
 
@@ -53,6 +61,9 @@ export interface PostgresStorageOptions {
 
 const IDENTIFIER = /^[a-z][a-z0-9_]{0,39}$/;
 const SEQUENCE_EXHAUSTED = "2200H";
+/** Expired idempotency records are deleted at most this often (by the writes' clock), this many at a time. */
+const SWEEP_EVERY_MS = 60_000;
+const SWEEP_BATCH = 500;
 
 function checkOptions(options: PostgresStorageOptions) {
   const url = options?.url;
@@ -101,6 +112,10 @@ async function createSchema(pool: PgPool, schema: string, table: string): Promis
       `CREATE TABLE IF NOT EXISTS ${t}_index (id bigint PRIMARY KEY, status text NOT NULL CHECK (status IN ('available', 'pending', 'sold')))`,
     );
     await client.query(`CREATE INDEX IF NOT EXISTS ${table}_index_status_id ON ${t}_index (status, id)`);
+    await client.query(
+      `CREATE TABLE IF NOT EXISTS ${t}_idempotency (scope text NOT NULL, key text NOT NULL, fingerprint text NOT NULL, pet_id bigint NOT NULL, expires_at bigint NOT NULL, PRIMARY KEY (scope, key))`,
+    );
+    await client.query(`CREATE INDEX IF NOT EXISTS ${table}_idempotency_expires_at ON ${t}_idempotency (expires_at)`);
     await client.query("COMMIT");
     client.release();
   } catch (error) {
@@ -155,8 +170,64 @@ export async function postgresStorage(options: PostgresStorageOptions): Promise<
     if (closing !== undefined) throw storageClosed("postgres");
   };
 
+  const k = `${t}_idempotency`;
+  // $1 scope, $2 key, $3 fingerprint, $4 now, $5 expires at, $6/$7 the value's text around the id, $8 status.
+  const createOnceSql = `WITH lock AS (SELECT pg_try_advisory_xact_lock(hashtextextended('petstore-key ' || $1::text || ' ' || $2::text, 0)) AS got),
+  pet AS (SELECT nextval('${t}_id_seq') AS id FROM lock
+    WHERE got AND NOT EXISTS (SELECT 1 FROM ${k} WHERE scope = $1 AND key = $2 AND expires_at > $4)),
+  rec AS (INSERT INTO ${k} (scope, key, fingerprint, pet_id, expires_at) SELECT $1, $2, $3, id, $5 FROM pet
+    ON CONFLICT (scope, key) DO UPDATE SET fingerprint = excluded.fingerprint, pet_id = excluded.pet_id, expires_at = excluded.expires_at
+    WHERE ${k}.expires_at <= $4
+    RETURNING pet_id),
+  val AS (INSERT INTO ${t}_values (key, value) SELECT 'pets:' || pet_id, $6::text || pet_id || $7::text FROM rec),
+  idx AS (INSERT INTO ${t}_index (id, status) SELECT pet_id, $8 FROM rec)
+  SELECT (SELECT pet_id FROM rec) AS created`;
+  let sweptAt = Number.NEGATIVE_INFINITY;
+  /** Deletes a batch of expired idempotency records when the last sweep is a minute old (by the writes' clock). */
+  const sweep = async (now: number): Promise<void> => {
+    if (now - sweptAt < SWEEP_EVERY_MS) return;
+    sweptAt = now;
+    await pool
+      .query(
+        `DELETE FROM ${k} WHERE ctid = ANY (ARRAY(SELECT ctid FROM ${k} WHERE expires_at <= $1 LIMIT ${SWEEP_BATCH}))`,
+        [now],
+      )
+      .catch(() => {});
+  };
+
   return {
     kind: "postgres",
+    async createOnce(data: PetData, record: IdempotencyRecord): Promise<CreateOnceResult> {
+      ensureOpen();
+      const { scope, key, fingerprint, now, expiresAt } = record;
+      const [head, tail] = await serializedPetAround(values, data);
+      let row: Record<string, unknown> | undefined;
+      try {
+        row = (await pool.query(createOnceSql, [scope, key, fingerprint, now, expiresAt, head, tail, data.status]))
+          .rows[0];
+      } catch (error) {
+        if ((error as { code?: unknown }).code === SEQUENCE_EXHAUSTED) throw sequenceExhausted("postgres");
+        throw error;
+      }
+      await sweep(now);
+      if (row?.created !== null && row?.created !== undefined) {
+        const id = checkNewId(Number(row.created), "postgres");
+        return { pet: { id, name: data.name, categoryId: data.categoryId, status: data.status }, replayed: false };
+      }
+      // Nothing written: the key has a record, or another call holds its lock (is writing it, or replaying).
+      const found = (
+        await pool.query(`SELECT fingerprint, pet_id FROM ${k} WHERE scope = $1 AND key = $2 AND expires_at > $3`, [
+          scope,
+          key,
+          now,
+        ])
+      ).rows[0];
+      // No record: another call is writing it now (or just rolled back); the client tries again.
+      if (found === undefined) return { conflict: "in_use" };
+      if (found.fingerprint !== fingerprint) return { conflict: "reused" };
+      const id = Number(found.pet_id);
+      return { pet: toPet(await values.get(String(id)), id, "postgres"), replayed: true };
+    },
     async create(data: PetData): Promise<Pet> {
       ensureOpen();
       let next: unknown;

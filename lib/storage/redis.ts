@@ -8,12 +8,30 @@
  * The client fails fast: no offline queue (a call while disconnected rejects at once), a
  * connect and command time-out, and a reconnect strategy that retries forever at most every
  * 500 ms, so the service recovers by itself when Redis returns.
+ *
+ * An idempotent create is one Lua script, so one round trip and atomic: it checks the key's
+ * record, takes the next id, writes the value (Keyv's key and format), both index entries and the
+ * record `<namespace>:idem:<scope length>:<scope>:<key>` with its expiry (`PX`), or only reads
+ * the record. Redis removes expired records itself.
  */
+
+import { createHash } from "node:crypto";
 import type { Pet, PetStatus } from "../schemas.ts";
 import { reason, redactUrl, StorageConfigError } from "./config-error.ts";
 import { loadDriver } from "./driver.ts";
-import type { ListPage, PetData, PetStorage } from "./port.ts";
-import { checkNewId, indexedId, petValues, readPet, readPets, storageClosed, writePet } from "./values.ts";
+import type { CreateOnceResult, IdempotencyRecord, ListPage, PetData, PetStorage } from "./port.ts";
+import {
+  checkNewId,
+  indexedId,
+  petValues,
+  readPet,
+  readPets,
+  sequenceExhausted,
+  serializedPetAround,
+  storageClosed,
+  toPet,
+  writePet,
+} from "./values.ts";
 
 type RedisDriver = typeof import("@keyv/redis");
 
@@ -30,6 +48,33 @@ const NAMESPACE = /^[A-Za-z0-9_.-]{1,64}$/;
 const MAX_RECONNECT_DELAY_MS = 500;
 /** RESP_TYPES.NUMBER of @redis/client: the integer reply type, ":". */
 const RESP_INTEGER = 58;
+
+/**
+ * KEYS: the key's record, the sequence, the index of all pets, the index of the pet's status.
+ * ARGV: fingerprint, now, expires at, time to live (ms), the value's text before and after the
+ * id, the prefix of value keys, the largest id. The record is "<fingerprint> <pet id> <expires at>";
+ * one that expired by `now` (by the caller's clock) counts as absent.
+ */
+const CREATE_ONCE = `
+local rec = redis.call('GET', KEYS[1])
+if rec then
+  local fp, id, exp = string.match(rec, '^(%S+) (%S+) (%S+)$')
+  if fp and tonumber(exp) > tonumber(ARGV[2]) then
+    if fp ~= ARGV[1] then return {'reused'} end
+    return {'replayed', id, redis.call('GET', ARGV[7] .. id) or ''}
+  end
+end
+local last = tonumber(redis.call('GET', KEYS[2]) or '0')
+if last >= tonumber(ARGV[8]) then return {'exhausted'} end
+local id = string.format('%d', redis.call('INCR', KEYS[2]))
+redis.call('SET', ARGV[7] .. id, ARGV[5] .. id .. ARGV[6])
+redis.call('ZADD', KEYS[3], id, id)
+redis.call('ZADD', KEYS[4], id, id)
+redis.call('SET', KEYS[1], ARGV[1] .. ' ' .. id .. ' ' .. ARGV[3], 'PX', ARGV[4])
+return {'created', id}
+`;
+const CREATE_ONCE_SHA = createHash("sha1").update(CREATE_ONCE).digest("hex");
+const MAX_ID = "9007199254740991";
 
 function checkOptions(options: RedisStorageOptions): { url: string; namespace: string; timeoutMs: number } {
   const url = options?.url;
@@ -109,8 +154,45 @@ export async function redisStorage(options: RedisStorageOptions): Promise<PetSto
     if (closing !== undefined) throw storageClosed("redis");
   };
 
+  const recordKey = (scope: string, key: string) => `${namespace}:idem:${scope.length}:${scope}:${key}`;
+
   return {
     kind: "redis",
+    async createOnce(data: PetData, record: IdempotencyRecord): Promise<CreateOnceResult> {
+      ensureOpen();
+      const { scope, key, fingerprint, now, expiresAt } = record;
+      const [head, tail] = await serializedPetAround(values, data);
+      const script = {
+        keys: [recordKey(scope, key), sequenceKey, indexKey(), indexKey(data.status)],
+        arguments: [
+          fingerprint,
+          String(now),
+          String(expiresAt),
+          String(Math.max(1, Math.ceil(expiresAt - now))),
+          head,
+          tail,
+          `${namespace}::`,
+          MAX_ID,
+        ],
+      };
+      let reply: unknown;
+      try {
+        reply = await exact.evalSha(CREATE_ONCE_SHA, script);
+      } catch (error) {
+        if (!String((error as Error)?.message).startsWith("NOSCRIPT")) throw error;
+        reply = await exact.eval(CREATE_ONCE, script);
+      }
+      const [outcome, rawId, rawValue] = (Array.isArray(reply) ? reply : []).map(String);
+      if (outcome === "reused") return { conflict: "reused" };
+      if (outcome === "exhausted") throw sequenceExhausted("redis");
+      const id = checkNewId(Number(rawId), "redis");
+      if (outcome === "created") {
+        return { pet: { id, name: data.name, categoryId: data.categoryId, status: data.status }, replayed: false };
+      }
+      if (outcome !== "replayed") throw new Error(`redis storage: unexpected reply of the create script`);
+      const value = rawValue === undefined || rawValue === "" ? undefined : await values.deserialize?.(rawValue);
+      return { pet: toPet((value as { value?: unknown } | undefined)?.value, id, "redis"), replayed: true };
+    },
     async create(data: PetData): Promise<Pet> {
       ensureOpen();
       const id = checkNewId(Number(await exact.incr(sequenceKey)), "redis");

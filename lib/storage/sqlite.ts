@@ -9,11 +9,17 @@
  * or a crash of the process loses nothing; a power cut may lose the last commits. Up to
  * `mmapBytes` of the file are read through memory-mapped I/O. The WAL file is cut back to 64 MiB
  * when a large write grew it past that.
+ *
+ * Writes are transactions: a create writes its value, its index entry and (for an idempotent
+ * create) its key record in `<table>_idempotency` in one `BEGIN IMMEDIATE` transaction. The
+ * driver shares one connection among all calls, so write transactions are serialised in this
+ * process (another call's statements would otherwise land inside, or be rolled back with, a
+ * transaction); other processes wait on the file lock.
  */
 import type { Pet } from "../schemas.ts";
 import { reason, StorageConfigError } from "./config-error.ts";
 import { loadDriver } from "./driver.ts";
-import type { ListPage, PetData, PetStorage } from "./port.ts";
+import type { CreateOnceResult, IdempotencyRecord, ListPage, PetData, PetStorage } from "./port.ts";
 import {
   checkNewId,
   indexedId,
@@ -21,8 +27,9 @@ import {
   readPet,
   readPets,
   sequenceExhausted,
+  serializedPet,
   storageClosed,
-  writePet,
+  toPet,
 } from "./values.ts";
 
 type KeyvSqliteDriver = typeof import("@keyv/sqlite");
@@ -47,6 +54,9 @@ const MAX_ID = 9007199254740991;
 const MMAP_BYTES = 256 * 1024 * 1024;
 /** What the WAL file is cut back to after a checkpoint, when a large write grew it past this. */
 const WAL_LIMIT_BYTES = 64 * 1024 * 1024;
+/** Expired idempotency records are deleted at most this often (by the writes' clock), this many at a time. */
+const SWEEP_EVERY_MS = 60_000;
+const SWEEP_BATCH = 500;
 
 function checkOptions(options: SqliteStorageOptions) {
   const path = options?.path;
@@ -107,22 +117,96 @@ export async function sqliteStorage(options: SqliteStorageOptions): Promise<PetS
       `CREATE TABLE IF NOT EXISTS ${t}_index (id INTEGER PRIMARY KEY, status TEXT NOT NULL CHECK (status IN ('available', 'pending', 'sold')))`,
     );
     await query(`CREATE INDEX IF NOT EXISTS ${t}_index_status_id ON ${t}_index (status, id)`);
+    await query(
+      `CREATE TABLE IF NOT EXISTS ${t}_idempotency (scope TEXT NOT NULL, key TEXT NOT NULL, fingerprint TEXT NOT NULL, pet_id INTEGER NOT NULL, expires_at INTEGER NOT NULL, PRIMARY KEY (scope, key))`,
+    );
+    await query(`CREATE INDEX IF NOT EXISTS ${t}_idempotency_expires_at ON ${t}_idempotency (expires_at)`);
   } catch (error) {
     await close();
     throw new StorageConfigError(`cannot open sqlite storage at ${path}: ${reason(error)}`, { cause: error });
   }
 
+  let writing: Promise<unknown> = Promise.resolve();
+  /** Runs `work` after every write this process started before it (one connection: no interleaving). */
+  const serialised = <T>(work: () => Promise<T>): Promise<T> => {
+    const run = writing.then(work, work);
+    writing = run.catch(() => {});
+    return run;
+  };
+  /** One write transaction; rolled back on any failure. Call inside `serialised`. */
+  const transaction = async <T>(work: () => Promise<T>): Promise<T> => {
+    await query("BEGIN IMMEDIATE");
+    try {
+      const result = await work();
+      await query("COMMIT");
+      return result;
+    } catch (error) {
+      await query("ROLLBACK").catch(() => {});
+      throw error;
+    }
+  };
+  /** Takes the next id and writes the pet's value (Keyv's row and format) and index entry. Inside a transaction. */
+  const insertPet = async (data: PetData): Promise<Pet> => {
+    const rows = await query(
+      `UPDATE ${t}_seq SET value = value + 1 WHERE id = 1 AND value < ${MAX_ID} RETURNING value AS id`,
+    );
+    if (rows.length === 0) throw sequenceExhausted("sqlite");
+    const id = checkNewId(rows[0]?.id, "sqlite");
+    const pet: Pet = { id, name: data.name, categoryId: data.categoryId, status: data.status };
+    await query(`INSERT INTO ${t}_values (key, value) VALUES (?, ?)`, `pets:${id}`, await serializedPet(values, pet));
+    await query(`INSERT INTO ${t}_index (id, status) VALUES (?, ?)`, id, pet.status);
+    return pet;
+  };
+  let sweptAt = Number.NEGATIVE_INFINITY;
+  /** Deletes a batch of expired idempotency records when the last sweep is a minute old (by the writes' clock). */
+  const sweep = async (now: number): Promise<void> => {
+    if (now - sweptAt < SWEEP_EVERY_MS) return;
+    sweptAt = now;
+    await query(
+      `DELETE FROM ${t}_idempotency WHERE rowid IN (SELECT rowid FROM ${t}_idempotency WHERE expires_at <= ? LIMIT ${SWEEP_BATCH})`,
+      now,
+    ).catch(() => {});
+  };
+
   return {
     kind: "sqlite",
     async create(data: PetData): Promise<Pet> {
       ensureOpen();
-      const rows = await query(
-        `UPDATE ${t}_seq SET value = value + 1 WHERE id = 1 AND value < ${MAX_ID} RETURNING value AS id`,
-      );
-      if (rows.length === 0) throw sequenceExhausted("sqlite");
-      const id = checkNewId(rows[0]?.id, "sqlite");
-      const pet: Pet = { id, name: data.name, categoryId: data.categoryId, status: data.status };
-      return writePet(values, pet, () => query(`INSERT INTO ${t}_index (id, status) VALUES (?, ?)`, id, pet.status));
+      return serialised(() => transaction(() => insertPet(data)));
+    },
+    async createOnce(data: PetData, record: IdempotencyRecord): Promise<CreateOnceResult> {
+      ensureOpen();
+      const { scope, key, fingerprint, now, expiresAt } = record;
+      const outcome = await serialised(async () => {
+        const done = await transaction(async (): Promise<CreateOnceResult | { replay: number }> => {
+          const [found] = await query(
+            `SELECT fingerprint, pet_id FROM ${t}_idempotency WHERE scope = ? AND key = ? AND expires_at > ?`,
+            scope,
+            key,
+            now,
+          );
+          if (found !== undefined) {
+            return found.fingerprint === fingerprint ? { replay: Number(found.pet_id) } : { conflict: "reused" };
+          }
+          const pet = await insertPet(data);
+          // An expired record of the same key is replaced.
+          await query(
+            `INSERT INTO ${t}_idempotency (scope, key, fingerprint, pet_id, expires_at) VALUES (?, ?, ?, ?, ?)
+             ON CONFLICT (scope, key) DO UPDATE SET fingerprint = excluded.fingerprint, pet_id = excluded.pet_id, expires_at = excluded.expires_at`,
+            scope,
+            key,
+            fingerprint,
+            pet.id,
+            expiresAt,
+          );
+          return { pet, replayed: false };
+        });
+        await sweep(now);
+        return done;
+      });
+      if (!("replay" in outcome)) return outcome;
+      // Pets never change once created: the value read now is the one first answered.
+      return { pet: toPet(await values.get(String(outcome.replay)), outcome.replay, "sqlite"), replayed: true };
     },
     async get(id: number): Promise<Pet | undefined> {
       ensureOpen();

@@ -137,3 +137,29 @@ export async function readPets(values: Keyv<unknown>, ids: readonly number[], ki
 export function storageClosed(kind: string): Error {
   return new Error(`${kind} storage: the store is closed`);
 }
+
+/**
+ * The text Keyv stores for `pet` (its own serializer, `{"value":…}` with no expiry), so that a
+ * value written by an atomic create around Keyv reads back through Keyv as any other.
+ */
+export async function serializedPet(values: Keyv<unknown>, pet: Pet): Promise<string> {
+  const serialize = values.serialize;
+  if (serialize === undefined) return JSON.stringify({ value: pet });
+  return serialize({ value: pet });
+}
+
+/**
+ * The text Keyv stores for a pet whose id is not known yet (a Redis script takes it): the parts
+ * before and after the id's digits. @example const [head, tail] = await serializedPetAround(values, data)
+ */
+export async function serializedPetAround(values: Keyv<unknown>, data: Omit<Pet, "id">): Promise<[string, string]> {
+  const text = await serializedPet(values, {
+    id: 0,
+    name: data.name,
+    categoryId: data.categoryId,
+    status: data.status,
+  });
+  const head = '{"value":{"id":';
+  if (!text.startsWith(`${head}0,`)) throw new Error(`unexpected Keyv serialization: ${text.slice(0, 20)}`);
+  return [head, text.slice(head.length + 1)];
+}

@@ -28,6 +28,12 @@ export interface Raw {
   addToIndex(ns: string, id: number, status: PetStatus): Promise<void>;
   /** Sets the sequence so that the next id is `last + 1`. */
   setSequence(ns: string, last: number): Promise<void>;
+  /** The idempotency records stored (expired ones not yet removed included). */
+  keyRecords(ns: string): Promise<number>;
+  /** Redis: the time to live (PTTL, ms) of one idempotency record of the namespace. */
+  keyTtlMs?(ns: string): Promise<number | undefined>;
+  /** A Keyv of its own on the store's values (Keyv's table or key prefix), as another program would open it. */
+  keyv(ns: string): Promise<{ get(key: string): Promise<unknown>; disconnect(): Promise<void> }>;
 }
 
 export interface Backend {
@@ -70,6 +76,13 @@ export function sqliteBackend(): Backend {
     return join(dir, "pets.db");
   };
   let db: import("sqlite3").Database | undefined;
+  const all = async (sql: string, ...params: unknown[]): Promise<Record<string, unknown>[]> => {
+    await run("SELECT 1");
+    const conn = db as import("sqlite3").Database;
+    return new Promise((resolve, reject) =>
+      conn.all(sql, params, (error, rows) => (error ? reject(error) : resolve(rows as Record<string, unknown>[]))),
+    );
+  };
   const run = async (sql: string, ...params: unknown[]) => {
     if (db === undefined) {
       const sqlite3 = requireFromDriver<Sqlite3>("@keyv/sqlite", "sqlite3", "sqlite");
@@ -93,6 +106,16 @@ export function sqliteBackend(): Backend {
         ),
       addToIndex: (ns, id, status) => run(`INSERT INTO ${ns}_index (id, status) VALUES (?, ?)`, id, status),
       setSequence: (ns, last) => run(`UPDATE ${ns}_seq SET value = ? WHERE id = 1`, last),
+      keyRecords: async (ns) => Number((await all(`SELECT count(*) AS n FROM ${ns}_idempotency`))[0]?.n),
+      async keyv(ns) {
+        const { default: KeyvSqlite } = await import("@keyv/sqlite");
+        const { default: Keyv } = await import("keyv");
+        const keyv = new Keyv({
+          store: new KeyvSqlite({ uri: `sqlite://${file()}`, table: `${ns}_values` }),
+          namespace: "pets",
+        });
+        return keyv;
+      },
     },
     async cleanup() {
       const conn = db;
@@ -135,6 +158,23 @@ export function redisBackend(): Backend {
       },
       async setSequence(ns, last) {
         await (await raw()).set(`${ns}:seq`, String(last));
+      },
+      async keyRecords(ns) {
+        let n = 0;
+        for await (const keys of (await raw()).scanIterator({ MATCH: `${ns}:idem:*`, COUNT: 1000 })) n += keys.length;
+        return n;
+      },
+      async keyTtlMs(ns) {
+        const c = await raw();
+        for await (const keys of c.scanIterator({ MATCH: `${ns}:idem:*`, COUNT: 1000 })) {
+          if (keys[0] !== undefined) return Number(await c.pTTL(keys[0]));
+        }
+        return undefined;
+      },
+      async keyv(ns) {
+        const { default: KeyvRedis } = await import("@keyv/redis");
+        const { default: Keyv } = await import("keyv");
+        return new Keyv({ store: new KeyvRedis(REDIS_URL, { namespace: ns }), namespace: ns, useKeyPrefix: false });
       },
     },
     async cleanup(namespaces) {
@@ -189,10 +229,18 @@ export function postgresBackend(): Backend {
       async setSequence(ns, last) {
         await query(`SELECT setval('${ns}_id_seq', $1)`, [last]);
       },
+      async keyRecords(ns) {
+        return Number((await query(`SELECT count(*) AS n FROM ${ns}_idempotency`)).rows[0]?.n);
+      },
+      async keyv(ns) {
+        const { default: KeyvPostgres } = await import("@keyv/postgres");
+        const { default: Keyv } = await import("keyv");
+        return new Keyv({ store: new KeyvPostgres({ uri: POSTGRES_URL, table: `${ns}_values` }), namespace: "pets" });
+      },
     },
     async cleanup(namespaces) {
       for (const ns of namespaces) {
-        await query(`DROP TABLE IF EXISTS ${ns}_values, ${ns}_index`);
+        await query(`DROP TABLE IF EXISTS ${ns}_values, ${ns}_index, ${ns}_idempotency`);
         await query(`DROP SEQUENCE IF EXISTS ${ns}_id_seq`);
       }
       const p = pool;
