@@ -6,6 +6,11 @@ export const ERRORS = {
   invalid_body: { status: 400, message: "The request body is not a valid NewPet." },
   malformed_json: { status: 400, message: "The request body is not valid JSON." },
   invalid_query: { status: 400, message: "The query string is invalid." },
+  invalid_idempotency_key: {
+    status: 400,
+    message:
+      'Idempotency-Key must be given once, as 1 to 255 characters from "!" to "~" other than a double quote or a backslash, optionally in double quotes.',
+  },
   invalid_pet_id: {
     status: 400,
     message: "petId must be a decimal integer from 1 to 9007199254740991.",
@@ -14,10 +19,18 @@ export const ERRORS = {
   pet_not_found: { status: 404, message: "No pet has this id." },
   not_found: { status: 404, message: "No such route." },
   method_not_allowed: { status: 405, message: "This method is not allowed on this path." },
+  idempotency_key_in_use: {
+    status: 409,
+    message: "A request with this Idempotency-Key is still being processed. Try again shortly.",
+  },
   payload_too_large: { status: 413, message: "The request body is too large." },
   unsupported_media_type: {
     status: 415,
     message: "The request body must be sent as application/json.",
+  },
+  idempotency_key_reused: {
+    status: 422,
+    message: "This Idempotency-Key was already used for a different request. Use a new key for a new pet.",
   },
   internal_error: { status: 500, message: "An unexpected error occurred." },
   storage_unavailable: {

@@ -13,11 +13,13 @@ import { first, parseJson, refusedBody } from "./body.ts";
 import type { Refusal } from "./errors.ts";
 import { isPetStoreError, isRefusal, refuse } from "./errors.ts";
 import type { HeaderValue, PetStoreRequest, PetStoreResponse } from "./http.ts";
+import { parseIdempotencyKey, scopeOf } from "./idempotency.ts";
 import { PetJson } from "./json.ts";
-import type { CoreOperations, PetPage } from "./operations.ts";
+import type { CheckedKey, CoreOperations, PetPage } from "./operations.ts";
 import { REQUEST_ID_PATTERN } from "./patterns.ts";
 import { listQuery } from "./query.ts";
 import { errorResponse, jsonResponse } from "./response.ts";
+import type { Pet } from "./schemas.ts";
 
 export interface HandlerOptions {
   basePath: string;
@@ -200,26 +202,48 @@ function getPetResponse(h: Handler, x: Exchange, rawId: string): Awaitable<PetSt
 }
 
 /**
- * POST {base}/pets: the body's headers, then the body, then the pet. A promise it returns never
- * rejects.
+ * The `Idempotency-Key` of a create with the caller's scope (a digest of the token), undefined
+ * without one, or the refusal of a malformed, empty or repeated one.
  */
-function createPetResponse(h: Handler, x: Exchange): Awaitable<PetStoreResponse> {
-  const refusal = refusedBody(x.headers, h.maxBodyBytes);
-  if (refusal !== undefined) return refused(x, refusal);
-  return createFromBody(h, x);
+function idempotencyKey(x: Exchange, token: string): CheckedKey | Refusal | undefined {
+  const header = x.headers["idempotency-key"];
+  if (header === undefined) return undefined;
+  const key = typeof header === "string" ? parseIdempotencyKey(header) : undefined;
+  if (key === undefined) return refuse("invalid_idempotency_key");
+  return { scope: scopeOf(token), key };
 }
 
-/** Reads (or takes) the body and creates the pet, in one async step from bytes to response. */
-async function createFromBody(h: Handler, x: Exchange): Promise<PetStoreResponse> {
+/**
+ * POST {base}/pets: the idempotency key, the body's headers, then the body, then the pet. A
+ * promise it returns never rejects.
+ */
+function createPetResponse(h: Handler, x: Exchange, token: string): Awaitable<PetStoreResponse> {
+  const key = idempotencyKey(x, token);
+  if (key !== undefined && isRefusal(key)) return refused(x, key);
+  const refusal = refusedBody(x.headers, h.maxBodyBytes);
+  if (refusal !== undefined) return refused(x, refusal);
+  return createFromBody(h, x, key);
+}
+
+/** Reads (or takes) the body and creates the pet (once per key, with one), in one async step from bytes to response. */
+async function createFromBody(h: Handler, x: Exchange, key: CheckedKey | undefined): Promise<PetStoreResponse> {
   try {
     const raw = x.request.body;
     const body = parseJson(typeof raw === "function" ? await raw(h.maxBodyBytes) : raw, h.maxBodyBytes);
     if (isRefusal(body)) return refused(x, body);
-    const pet = await h.ops.createPet(body.value);
+    let pet: Pet;
+    let replayed = false;
+    if (key === undefined) pet = await h.ops.createPet(body.value);
+    else ({ pet, replayed } = await h.ops.createPetOnce(body.value, key));
+    const location = `${h.collectionPath}/${pet.id}`;
     // Not cached: most new pets are not read back soon, and a cache entry a create costs more than it saves.
-    return jsonResponse(201, h.json.one(pet, false), false, x.requestId, {
-      location: `${h.collectionPath}/${pet.id}`,
-    });
+    return jsonResponse(
+      201,
+      h.json.one(pet, false),
+      false,
+      x.requestId,
+      replayed ? { location, "idempotent-replayed": "true" } : { location },
+    );
   } catch (error) {
     return errorFor(h, x, error);
   }
@@ -230,14 +254,15 @@ function authenticate(
   h: Handler,
   x: Exchange,
   isItem: boolean,
-  operation: () => Awaitable<PetStoreResponse>,
+  operation: (token: string) => Awaitable<PetStoreResponse>,
 ): Awaitable<PetStoreResponse> {
   const credentials = readBearer(x.headers.authorization);
   if (credentials.kind !== "bearer") return unauthorized(h, x, credentials.kind === "missing", isItem);
-  const verdict = h.verify(credentials.token);
-  if (typeof verdict === "boolean") return verdict ? operation() : unauthorized(h, x, false, isItem);
+  const token = credentials.token;
+  const verdict = h.verify(token);
+  if (typeof verdict === "boolean") return verdict ? operation(token) : unauthorized(h, x, false, isItem);
   return Promise.resolve(verdict)
-    .then((ok) => (ok === true ? operation() : unauthorized(h, x, false, isItem)))
+    .then((ok) => (ok === true ? operation(token) : unauthorized(h, x, false, isItem)))
     .then(undefined, (error: unknown) => unexpected(h, x, error)); // a verify that rejects
 }
 
@@ -263,7 +288,7 @@ function run(h: Handler, x: Exchange): Awaitable<PetStoreResponse> {
       }
     });
   }
-  if (method === "POST") return authenticate(h, x, false, () => createPetResponse(h, x));
+  if (method === "POST") return authenticate(h, x, false, (token) => createPetResponse(h, x, token));
   if (method !== "GET" && !head) return refused(x, refuse("method_not_allowed"), { allow: ALLOW_COLLECTION });
   return authenticate(h, x, false, () => {
     try {

@@ -8,9 +8,11 @@ import type { Awaitable } from "./awaitable.ts";
 import { isPromise } from "./awaitable.ts";
 import { decodeCursor, encodeCursor } from "./cursor.ts";
 import { PetStoreError, storageUnavailable } from "./errors.ts";
+import type { IdempotentCreateOptions } from "./idempotency.ts";
+import { fingerprintOf, isIdempotencyKey, MAX_SCOPE_LENGTH } from "./idempotency.ts";
 import type { NewPet as NewPetInput, Pet, PetStatus } from "./schemas.ts";
 import { DEFAULT_LIMIT, issueDetails, ListQuery, MAX_ID, NewPet } from "./schemas.ts";
-import type { PetStorage } from "./storage/port.ts";
+import type { CreateOnceResult, PetData, PetStorage } from "./storage/port.ts";
 
 /** One page of `listPets`: the pets, and the cursor of the next page when more follow. */
 export interface PetPage {
@@ -37,8 +39,34 @@ export interface Operations {
   listPets(query?: ListPetsInput): Promise<PetPage>;
   /** Validates a NewPet and stores it. @example await store.createPet({ name: "Rex", categoryId: 1 }) */
   createPet(input: NewPetInput): Promise<Pet>;
+  /**
+   * The same, once per idempotency key: a retry with the key (and the same NewPet) within
+   * retention gets the first pet again, `replayed: true`, and stores nothing. Rejects with
+   * `invalid_idempotency_key`, `idempotency_key_reused` (another NewPet) or `idempotency_key_in_use`.
+   * @example const { pet, replayed } = await store.createPet({ name: "Rex", categoryId: 1 }, { idempotencyKey: "order-1234" })
+   */
+  createPet(input: NewPetInput, options: IdempotentCreateOptions): Promise<CreatedPet>;
   /** The pet with this id; `pet_not_found` when there is none. Accepts a number or a decimal string. */
   getPet(id: number | string): Promise<Pet>;
+}
+
+/** What an idempotent create answers: the pet, and whether it was created before (a replay). */
+export interface CreatedPet {
+  pet: Pet;
+  replayed: boolean;
+}
+
+/** The key of an idempotent create once checked. */
+export interface CheckedKey {
+  scope: string;
+  key: string;
+}
+
+/** How idempotency keys are kept: for how long, by which clock. */
+export interface RetentionOptions {
+  ttlMs: number;
+  /** ms since the epoch. */
+  clock: () => number;
 }
 
 /** The list query once checked: what the core's `listPets` takes. */
@@ -133,9 +161,26 @@ export interface CoreOperations {
   /** Validates the input (JavaScript callers may pass anything) and stores the pet. */
   createPet(input: unknown): Awaitable<Pet>;
   getPet(id: number | string): Awaitable<Pet>;
+  /** createPet once per key (checked): validates the input, then creates or replays. */
+  createPetOnce(input: unknown, key: CheckedKey): Awaitable<CreatedPet>;
 }
 
-export function createOperations(storage: PetStorage, timeoutMs: number): CoreOperations {
+/** The key and scope of an in-process idempotent create, checked (`invalid_idempotency_key` otherwise). */
+export function checkIdempotentOptions(options: IdempotentCreateOptions): CheckedKey {
+  if (options === null || typeof options !== "object" || !isIdempotencyKey(options.idempotencyKey)) {
+    throw new PetStoreError("invalid_idempotency_key");
+  }
+  const scope = options.scope ?? "";
+  if (typeof scope !== "string" || scope.length > MAX_SCOPE_LENGTH) {
+    throw new PetStoreError(
+      "invalid_idempotency_key",
+      `scope must be a string of at most ${MAX_SCOPE_LENGTH} characters.`,
+    );
+  }
+  return { scope, key: options.idempotencyKey };
+}
+
+export function createOperations(storage: PetStorage, timeoutMs: number, retention: RetentionOptions): CoreOperations {
   const guarded = guardStorage(timeoutMs, storage.inProcess === true);
   // In-process storage builds every value it returns from what the core validated: a page from
   // it is not checked pet by pet (reading each one would be the most of its cost).
@@ -189,7 +234,8 @@ export function createOperations(storage: PetStorage, timeoutMs: number): CoreOp
     return isPromise(pet) ? pet.then((p) => petOf(p, petId)) : petOf(pet, petId);
   }
 
-  function createPet(input: unknown): Awaitable<Pet> {
+  /** The NewPet with defaults applied, or `invalid_body`. */
+  function newPet(input: unknown): PetData {
     const parsed = v.safeParse(NewPet, input);
     if (!parsed.success) {
       const details = issueDetails(parsed.issues);
@@ -200,12 +246,38 @@ export function createOperations(storage: PetStorage, timeoutMs: number): CoreOp
       throw new PetStoreError("invalid_body", message, { details });
     }
     const { name, categoryId, status = "available" } = parsed.output;
-    const pet = guarded(() => storage.create({ name, categoryId, status }));
+    return { name, categoryId, status };
+  }
+
+  function createPet(input: unknown): Awaitable<Pet> {
+    const data = newPet(input);
+    const pet = guarded(() => storage.create(data));
     if (trusted) return pet;
     return isPromise(pet) ? pet.then(checked) : checked(pet);
   }
 
-  return { listPets, createPet, getPet };
+  function onceOutcome(result: CreateOnceResult): CreatedPet {
+    if ("conflict" in result) {
+      throw new PetStoreError(result.conflict === "reused" ? "idempotency_key_reused" : "idempotency_key_in_use");
+    }
+    if (!trusted) checked(result.pet);
+    return { pet: result.pet, replayed: result.replayed === true };
+  }
+
+  function createPetOnce(input: unknown, { scope, key }: CheckedKey): Awaitable<CreatedPet> {
+    const data = newPet(input);
+    const createOnce = storage.createOnce?.bind(storage);
+    if (createOnce === undefined) {
+      const cause = new Error(`${storage.kind} storage has no createOnce: it cannot take idempotent creates`);
+      throw new PetStoreError("internal_error", undefined, { cause });
+    }
+    const now = retention.clock();
+    const record = { scope, key, fingerprint: fingerprintOf(data), now, expiresAt: now + retention.ttlMs };
+    const result = guarded(() => createOnce(data, record));
+    return isPromise(result) ? result.then(onceOutcome) : onceOutcome(result);
+  }
+
+  return { listPets, createPet, getPet, createPetOnce };
 }
 
 /** The list query of the in-process `listPets`, checked, or an `invalid_query` PetStoreError. */

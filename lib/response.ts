@@ -55,7 +55,10 @@ export function errorResponse(
   extra?: Record<string, string>,
 ): PetStoreResponse {
   const status = ERRORS[error.code].status;
-  const headers = error.code === "storage_unavailable" ? { ...extra, "retry-after": "1" } : extra;
+  const headers =
+    error.code === "storage_unavailable" || error.code === "idempotency_key_in_use"
+      ? { ...extra, "retry-after": "1" }
+      : extra;
   const body = { code: error.code, message: error.message, status, details: error.details };
   return jsonResponse(status, JSON.stringify(body), head, requestId, headers);
 }

@@ -8,9 +8,10 @@ import type { Awaitable } from "./awaitable.ts";
 import { isPromise } from "./awaitable.ts";
 import { createHandler } from "./handler.ts";
 import type { PetStoreRequest, PetStoreResponse } from "./http.ts";
+import { DEFAULT_IDEMPOTENCY_TTL_MS } from "./idempotency.ts";
 import { openApiRoute } from "./openapi.ts";
 import type { Operations } from "./operations.ts";
-import { checkListQuery, createOperations, guardStorage } from "./operations.ts";
+import { checkIdempotentOptions, checkListQuery, createOperations, guardStorage } from "./operations.ts";
 import { BASE_PATH_PATTERN } from "./patterns.ts";
 import { DEFAULT_DEPRECATED_AT, DEFAULT_SUNSET_AT } from "./schemas.ts";
 import { memoryStorage } from "./storage/memory.ts";
@@ -33,6 +34,10 @@ export interface PetStoreOptions {
   sunsetAt?: Date;
   /** Called with every unexpected error (answered 500) and every invalid stored value. */
   onError?: (error: unknown) => void;
+  /** How long an `Idempotency-Key` is kept, in ms (default 86400000, 24 hours); after it the key is new again. */
+  idempotencyTtlMs?: number;
+  /** The clock of idempotency retention, ms since the epoch (default `Date.now`; tests pass their own). */
+  clock?: () => number;
 }
 
 /** A store's answer to one request, without a promise when nothing had to wait. */
@@ -67,6 +72,8 @@ const OPTIONS = new Set([
   "deprecatedAt",
   "sunsetAt",
   "onError",
+  "idempotencyTtlMs",
+  "clock",
 ]);
 
 /** Throws a clear TypeError for an option that is unknown or not what it must be. */
@@ -87,6 +94,9 @@ function checkOptions(options: PetStoreOptions): void {
     if (date !== undefined && !(date instanceof Date && !Number.isNaN(date.getTime()))) {
       throw new TypeError(`createPetStore: ${name} must be a valid Date`);
     }
+  }
+  if (options.clock !== undefined && typeof options.clock !== "function") {
+    throw new TypeError("createPetStore: clock must be a function () => number (ms since the epoch)");
   }
   if (options.onError !== undefined && typeof options.onError !== "function") {
     throw new TypeError("createPetStore: onError must be a function (error) => void");
@@ -134,7 +144,8 @@ export function createPetStore(options: PetStoreOptions): PetStore {
   const maxBodyBytes = checkPositive("maxBodyBytes", options.maxBodyBytes ?? 64 * 1024);
   const timeoutMs = checkPositive("operationTimeoutMs", options.operationTimeoutMs ?? 2000);
   const onError = options.onError ?? ((error: unknown) => console.error("petstore: unexpected error", error));
-  const ops = createOperations(storage, timeoutMs);
+  const ttlMs = checkPositive("idempotencyTtlMs", options.idempotencyTtlMs ?? DEFAULT_IDEMPOTENCY_TTL_MS);
+  const ops = createOperations(storage, timeoutMs, { ttlMs, clock: options.clock ?? Date.now });
   const { handle, respond } = createHandler(ops, {
     basePath,
     maxBodyBytes,
@@ -151,7 +162,10 @@ export function createPetStore(options: PetStoreOptions): PetStore {
 
   return {
     listPets: async (query) => ops.listPets(checkListQuery(query)),
-    createPet: async (input) => ops.createPet(input),
+    createPet: (async (input: unknown, idempotency?: unknown) => {
+      if (idempotency === undefined) return ops.createPet(input);
+      return ops.createPetOnce(input, checkIdempotentOptions(idempotency as never));
+    }) as Operations["createPet"],
     getPet: async (id) => ops.getPet(id),
     handle,
     respond,
