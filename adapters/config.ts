@@ -28,6 +28,8 @@ export interface ServerConfig {
   logLevel: LogLevel;
   /** Accepted API keys (at least one). */
   apiKeys: string[];
+  /** Seconds an Idempotency-Key is kept (default 86 400: 24 hours). */
+  idempotencyTtlSeconds?: number;
   /** Time allowed to receive a request's headers (ms, default 10 000). */
   headersTimeoutMs?: number;
   /** Time allowed to receive a whole request (ms, default 30 000). */
@@ -45,7 +47,7 @@ export interface LoadedConfig {
   help: boolean;
 }
 
-export const USAGE = `Usage: petstore [--port N] [--host ADDR] [--storage SPEC] [--base-path /v1] [--log-level info]
+export const USAGE = `Usage: petstore [--port N] [--host ADDR] [--storage SPEC] [--base-path /v1] [--log-level info] [--idempotency-ttl S]
 
 Every flag mirrors an environment variable (the flag wins):
   --port       PORT                TCP port (default 8080; 0 picks a free one)
@@ -53,6 +55,7 @@ Every flag mirrors an environment variable (the flag wins):
   --storage    PETSTORE_STORAGE    memory | sqlite:<path> | redis://… | postgres://… (default memory)
   --base-path  PETSTORE_BASE_PATH  base path of the API (default /v1)
   --log-level  LOG_LEVEL           ${LOG_LEVELS.join(" | ")} (default info)
+  --idempotency-ttl  PETSTORE_IDEMPOTENCY_TTL  seconds an Idempotency-Key is kept (default 86400)
 API keys are read only from PETSTORE_API_KEYS (comma-separated); without it a random key is
 generated and printed once at start-up.`;
 
@@ -69,6 +72,17 @@ function parseBasePath(raw: string): string {
     throw new ConfigError(`PETSTORE_BASE_PATH must look like /v1 or /api/v1 (got ${JSON.stringify(raw)})`);
   }
   return raw;
+}
+
+/** Seconds from 1 to 10 years. */
+function parseTtl(raw: string): number {
+  const text = raw.trim();
+  if (!/^[0-9]{1,9}$/.test(text) || Number(text) < 1 || Number(text) > 10 * 365 * 86_400) {
+    throw new ConfigError(
+      `PETSTORE_IDEMPOTENCY_TTL must be a whole number of seconds from 1 to 315360000 (got ${JSON.stringify(raw)})`,
+    );
+  }
+  return Number(text);
 }
 
 function parseLevel(raw: string): LogLevel {
@@ -105,6 +119,7 @@ function readFlags(argv: readonly string[]) {
         storage: { type: "string" },
         "base-path": { type: "string" },
         "log-level": { type: "string" },
+        "idempotency-ttl": { type: "string" },
         help: { type: "boolean", short: "h" },
       },
     }).values;
@@ -137,6 +152,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, argv: readonly string[] = [])
       basePath: parseBasePath(pick(flags["base-path"], "PETSTORE_BASE_PATH", "/v1")),
       logLevel: parseLevel(pick(flags["log-level"], "LOG_LEVEL", "info")),
       apiKeys: keys,
+      idempotencyTtlSeconds: parseTtl(pick(flags["idempotency-ttl"], "PETSTORE_IDEMPOTENCY_TTL", "86400")),
     },
     generatedKey: generated,
     help: flags.help === true,

@@ -144,6 +144,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
       storage,
       auth: config.apiKeys,
       basePath: config.basePath,
+      idempotencyTtlMs: (config.idempotencyTtlSeconds ?? 86_400) * 1000,
       onError: (error) => logger.error({ err: error }, "unexpected error"),
     });
   } catch (error) {

@@ -26,8 +26,14 @@ test("config: the defaults are port 8080 on 127.0.0.1, memory storage, base path
     basePath: "/v1",
     logLevel: "info",
     apiKeys: ["k1"],
+    idempotencyTtlSeconds: 86_400,
   });
   assert.is(generatedKey, false);
+});
+
+test("config: PETSTORE_IDEMPOTENCY_TTL (or --idempotency-ttl) sets the seconds an Idempotency-Key is kept", () => {
+  assert.is(loadConfig({ PETSTORE_API_KEYS: "k1", PETSTORE_IDEMPOTENCY_TTL: "60" }).config.idempotencyTtlSeconds, 60);
+  assert.is(loadConfig({ PETSTORE_API_KEYS: "k1" }, ["--idempotency-ttl", "5"]).config.idempotencyTtlSeconds, 5);
 });
 
 test("config: flags override the environment, and an empty variable counts as unset", () => {
@@ -69,6 +75,9 @@ test("config: bad values throw ConfigError naming the setting, never echoing a k
     [{ PORT: "-1" }, [], /PORT/],
     [{}, ["--port", "1e3"], /PORT/],
     [{ LOG_LEVEL: "loud" }, [], /LOG_LEVEL/],
+    [{ PETSTORE_IDEMPOTENCY_TTL: "0" }, [], /PETSTORE_IDEMPOTENCY_TTL/],
+    [{ PETSTORE_IDEMPOTENCY_TTL: "1.5" }, [], /PETSTORE_IDEMPOTENCY_TTL/],
+    [{ PETSTORE_IDEMPOTENCY_TTL: "a day" }, [], /PETSTORE_IDEMPOTENCY_TTL/],
     [{ PETSTORE_BASE_PATH: "v1" }, [], /PETSTORE_BASE_PATH/],
     [{ PETSTORE_BASE_PATH: "/v1/" }, [], /PETSTORE_BASE_PATH/],
     [{ PETSTORE_API_KEYS: ",," }, [], /PETSTORE_API_KEYS/],
