@@ -179,26 +179,32 @@ export async function sqliteStorage(options: SqliteStorageOptions): Promise<PetS
       const { scope, key, fingerprint, now, expiresAt } = record;
       const outcome = await serialised(async () => {
         const done = await transaction(async (): Promise<CreateOnceResult | { replay: number }> => {
-          const [found] = await query(
-            `SELECT fingerprint, pet_id FROM ${t}_idempotency WHERE scope = ? AND key = ? AND expires_at > ?`,
-            scope,
-            key,
-            now,
-          );
-          if (found !== undefined) {
-            return found.fingerprint === fingerprint ? { replay: Number(found.pet_id) } : { conflict: "reused" };
-          }
-          const pet = await insertPet(data);
-          // An expired record of the same key is replaced.
-          await query(
-            `INSERT INTO ${t}_idempotency (scope, key, fingerprint, pet_id, expires_at) VALUES (?, ?, ?, ?, ?)
-             ON CONFLICT (scope, key) DO UPDATE SET fingerprint = excluded.fingerprint, pet_id = excluded.pet_id, expires_at = excluded.expires_at`,
+          // Claims the key for the next id in one statement: inserted, or an expired record
+          // replaced; nothing comes back when an unexpired record holds the key.
+          const claimed = await query(
+            `INSERT INTO ${t}_idempotency (scope, key, fingerprint, pet_id, expires_at)
+             VALUES (?, ?, ?, (SELECT value + 1 FROM ${t}_seq WHERE id = 1), ?)
+             ON CONFLICT (scope, key) DO UPDATE SET fingerprint = excluded.fingerprint, pet_id = excluded.pet_id, expires_at = excluded.expires_at
+             WHERE ${t}_idempotency.expires_at <= ?
+             RETURNING pet_id`,
             scope,
             key,
             fingerprint,
-            pet.id,
             expiresAt,
+            now,
           );
+          if (claimed.length === 0) {
+            const [found] = await query(
+              `SELECT fingerprint, pet_id FROM ${t}_idempotency WHERE scope = ? AND key = ?`,
+              scope,
+              key,
+            );
+            if (found === undefined) throw new Error("sqlite storage: the key record vanished in its transaction");
+            return found.fingerprint === fingerprint ? { replay: Number(found.pet_id) } : { conflict: "reused" };
+          }
+          const pet = await insertPet(data);
+          if (pet.id !== Number(claimed[0]?.pet_id))
+            throw new Error("sqlite storage: the sequence moved within a transaction");
           return { pet, replayed: false };
         });
         await sweep(now);
