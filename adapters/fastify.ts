@@ -21,12 +21,11 @@ import type {
   RouteHandlerMethod,
 } from "fastify";
 import fp from "fastify-plugin";
-import { ANSWER_NOW } from "../lib/handler.ts";
 import type { PetStore, PetStoreRequest, PetStoreResponse } from "../lib/index.ts";
-import { isPromise } from "../lib/storage/port.ts";
+import { isPromise } from "../lib/index.ts";
 import { announcesBody, mustClose, readBody } from "./body.ts";
 
-type Store = Pick<PetStore, "handle" | "basePath" | "maxBodyBytes" | typeof ANSWER_NOW>;
+type Store = Pick<PetStore, "respond" | "basePath" | "maxBodyBytes">;
 
 export interface PetStoreFastifyOptions {
   /**
@@ -52,7 +51,7 @@ function checkOptions(options: unknown): Store {
     }
   }
   const store = o.store;
-  if (!store || typeof store.handle !== "function" || typeof store.basePath !== "string") {
+  if (!store || typeof store.respond !== "function" || typeof store.basePath !== "string") {
     throw new TypeError("petstore-lib/fastify: options.store must be a store from createPetStore()");
   }
   return store;
@@ -75,14 +74,16 @@ function send(store: Store, request: FastifyRequest, reply: FastifyReply, answer
 /** Answers one request through the core: in this tick when nothing had to wait, else when the core has answered. */
 function answer(store: Store, request: FastifyRequest, reply: FastifyReply): void {
   const raw = request.raw;
+  const url = raw.url ?? request.url; // the raw target, exactly as the Node adapter sees it
+  const q = url.indexOf("?");
   const core: PetStoreRequest = {
     method: raw.method ?? request.method,
-    path: raw.url ?? request.url, // the raw target, exactly as the Node adapter sees it
+    path: q === -1 ? url : url.slice(0, q),
+    query: q === -1 ? "" : url.slice(q + 1),
     headers: raw.headers,
     body: announcesBody(raw.headers) ? (limit: number) => readBody(streamOf(request), limit) : undefined,
   };
-  const answerNow = store[ANSWER_NOW];
-  const res = answerNow ? answerNow(core) : store.handle(core);
+  const res = store.respond(core);
   if (isPromise(res)) res.then((r) => send(store, request, reply, r));
   else send(store, request, reply, res);
 }

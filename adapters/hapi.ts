@@ -12,12 +12,11 @@
  */
 import type { Readable } from "node:stream";
 import type { Lifecycle, Plugin, Request, ResponseObject, ResponseToolkit, RouteOptions, Server } from "@hapi/hapi";
-import { ANSWER_NOW } from "../lib/handler.ts";
 import type { PetStore, PetStoreRequest, PetStoreResponse } from "../lib/index.ts";
-import { isPromise } from "../lib/storage/port.ts";
+import { isPromise } from "../lib/index.ts";
 import { announcesBody, readBody } from "./body.ts";
 
-type Store = Pick<PetStore, "handle" | "basePath" | "maxBodyBytes" | typeof ANSWER_NOW>;
+type Store = Pick<PetStore, "respond" | "basePath" | "maxBodyBytes">;
 
 export interface PetStorePluginOptions {
   /** The store to serve, from `createPetStore()`. Its `basePath` decides where the routes live. */
@@ -33,7 +32,7 @@ function checkOptions(options: unknown): PetStorePluginOptions {
       throw new TypeError(`petstore hapi plugin: unknown option "${key}" (only "store" is accepted)`);
   }
   const store = o.store;
-  if (!store || typeof store.handle !== "function" || typeof store.basePath !== "string") {
+  if (!store || typeof store.respond !== "function" || typeof store.basePath !== "string") {
     throw new TypeError("petstore hapi plugin: options.store must be a store from createPetStore()");
   }
   return { store };
@@ -53,14 +52,16 @@ function toHapi(res: PetStoreResponse, h: ResponseToolkit): ResponseObject {
 function answer(store: Store, request: Request, h: ResponseToolkit): ResponseObject | Promise<ResponseObject> {
   const raw = request.raw.req;
   const payload = request.payload as Readable | null | undefined;
+  const url = raw.url ?? request.path; // the raw target, exactly as the Node adapter sees it
+  const q = url.indexOf("?");
   const core: PetStoreRequest = {
     method: raw.method ?? request.method,
-    path: raw.url ?? request.path, // the raw target, exactly as the Node adapter sees it
+    path: q === -1 ? url : url.slice(0, q),
+    query: q === -1 ? "" : url.slice(q + 1),
     headers: raw.headers,
     body: payload && announcesBody(raw.headers) ? (limit: number) => readBody(payload, limit) : undefined,
   };
-  const answerNow = store[ANSWER_NOW];
-  const res = answerNow ? answerNow(core) : store.handle(core);
+  const res = store.respond(core);
   return isPromise(res) ? res.then((r) => toHapi(r, h)) : toHapi(res, h);
 }
 

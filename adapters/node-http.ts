@@ -2,19 +2,20 @@
  * The Node `http` adapter: a `(req, res, next?)` listener that copies the request into the core's
  * `handle()` and writes its answer back. Translation only: every rule lives in lib/.
  *
- * Writing another adapter? Import `createPetStore` (or take a `PetStore`), build a
- * `PetStoreRequest` with lower-case header names and a BodyReader (see ./body.ts), call
- * `store.handle()`, and copy `{ status, headers, body }` out unchanged.
+ * Writing another adapter? Import only from `petstore-lib` (and, for Node streams, the helpers this
+ * entry point exports): build a `PetStoreRequest` with a BodyReader, call `store.respond()` (or
+ * `store.handle()`), and copy `{ status, headers, body }` out unchanged. docs/adapters.md says more.
  *
  * @example
  *   const store = createPetStore({ auth: ["my-key"] });
  *   http.createServer(createNodeHandler(store)).listen(8080);
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { ANSWER_NOW } from "../lib/handler.ts";
-import type { PetStore } from "../lib/index.ts";
-import { isPromise } from "../lib/storage/port.ts";
+import type { PetStore, PetStoreResponse } from "../lib/index.ts";
+import { isPromise } from "../lib/index.ts";
 import { announcesBody, cannotAnswer, mustClose, readBody } from "./body.ts";
+
+export { announcesBody, cannotAnswer, mustClose, readBody } from "./body.ts";
 
 /** Called for requests outside the store's base path (Connect/Express `next` style). */
 export type Fallback = (req: IncomingMessage, res: ServerResponse) => void;
@@ -44,14 +45,14 @@ export interface NodeHandlerOptions {
 /** A Node listener; `next`, when a framework passes one, takes requests outside the base path. */
 export type NodeHandler = (req: IncomingMessage, res: ServerResponse, next?: (error?: unknown) => void) => void;
 
-type Store = Pick<PetStore, "handle" | "basePath" | "maxBodyBytes" | typeof ANSWER_NOW>;
+type Store = Pick<PetStore, "respond" | "basePath" | "maxBodyBytes">;
 
 /** Writes the core's answer; `Connection: close` when an unread body could be too big to drain. */
 function send(
   store: Store,
   req: IncomingMessage,
   res: ServerResponse,
-  answer: Awaited<ReturnType<Store["handle"]>>,
+  answer: PetStoreResponse,
   onAnswer: OnAnswer | undefined,
   started: number,
 ) {
@@ -101,11 +102,10 @@ function isUnder(url: string, base: string): boolean {
  * the paths under `store.basePath` (Express `app.use(listener)` works too).
  */
 export function createNodeHandler(store: Store, options: NodeHandlerOptions = {}): NodeHandler {
-  if (!store || typeof store.handle !== "function") {
+  if (!store || typeof store.respond !== "function") {
     throw new TypeError("createNodeHandler: expected a store from createPetStore()");
   }
   const { basePath } = store;
-  const answerNow = store[ANSWER_NOW];
   const { fallback, onAnswer } = options;
   if (fallback !== undefined && typeof fallback !== "function") {
     throw new TypeError("createNodeHandler: options.fallback must be a function (req, res) => void");
@@ -123,14 +123,16 @@ export function createNodeHandler(store: Store, options: NodeHandlerOptions = {}
     }
     const headers = req.headers;
     const started = onAnswer ? performance.now() : 0;
+    const q = url.indexOf("?");
     const request = {
       method: req.method ?? "GET",
-      path: url,
+      path: q === -1 ? url : url.slice(0, q),
+      query: q === -1 ? "" : url.slice(q + 1),
       headers,
       body: announcesBody(headers) ? bodyReader(req) : undefined,
     };
-    // A store from createPetStore answers at once when nothing had to wait: written in this tick.
-    const answer = answerNow ? answerNow(request) : store.handle(request);
+    // The store answers at once when nothing had to wait: the response is written in this tick.
+    const answer = store.respond(request);
     if (isPromise(answer)) answer.then((a) => send(store, req, res, a, onAnswer, started));
     else send(store, req, res, answer, onAnswer, started);
   };

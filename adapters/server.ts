@@ -8,10 +8,16 @@ import { realpathSync } from "node:fs";
 import type { IncomingMessage } from "node:http";
 import { createServer, type ServerResponse } from "node:http";
 import { fileURLToPath } from "node:url";
-import { PetStoreError } from "../lib/errors.ts";
-import type { PetStore } from "../lib/index.ts";
-import { createPetStore, requestIdOf } from "../lib/index.ts";
-import { openStorage } from "../lib/storage/open.ts";
+import type { Awaitable, PetStore } from "../lib/index.ts";
+import {
+  createPetStore,
+  errorResponse,
+  JSON_TYPE,
+  openStorage,
+  PetStoreError,
+  requestIdOf,
+  responseHeaders,
+} from "../lib/index.ts";
 import { cannotAnswer } from "./body.ts";
 import type { ServerConfig } from "./config.ts";
 import { ConfigError, loadConfig, USAGE } from "./config.ts";
@@ -37,72 +43,80 @@ export interface StartOptions {
   logger?: Logger;
 }
 
-/** What a non-API route answers; the server adds content-length, cache-control and x-request-id. */
-interface ExtraAnswer {
+/**
+ * What one of the server's own routes answers: a status, a body (bytes for the docs' assets) and
+ * the headers beyond those every response carries (see `responseHeaders` in the core).
+ */
+interface RouteAnswer {
   status: number;
   contentType: string;
   body: string | Uint8Array;
   headers?: Record<string, string>;
 }
 
-type ExtraRoute = (context: { store: PetStore; draining: boolean }) => ExtraAnswer | Promise<ExtraAnswer>;
+type ServerRoute = (context: { store: PetStore; draining: boolean }) => Awaitable<RouteAnswer>;
 
-const JSON_TYPE = "application/json; charset=utf-8";
-const json = (status: number, value: unknown): ExtraAnswer => ({
+const jsonAnswer = (status: number, value: unknown): RouteAnswer => ({
   status,
   contentType: JSON_TYPE,
   body: JSON.stringify(value),
 });
 
 // ---------------------------------------------------------------------------------------------
-// EXTRA ROUTES: the server's non-API paths, outside the base path, answered without a key
-// (GET and HEAD only). Add new ones here, e.g. `case "/docs": return docsRoute;` from ./docs.ts.
+// THE SERVER'S OWN ROUTES: outside the base path, answered without a key (GET and HEAD only).
+// Add new ones here, e.g. `case "/docs": return docsRoute;` from ./docs.ts.
 // ---------------------------------------------------------------------------------------------
-function extraRoute(path: string): ExtraRoute | undefined {
+function serverRoute(path: string): ServerRoute | undefined {
   switch (path) {
     case "/healthz":
-      return () => json(200, { status: "ok" });
+      return () => jsonAnswer(200, { status: "ok" });
     case "/readyz":
       return async ({ store, draining }) =>
-        !draining && (await store.ready()) ? json(200, { status: "ready" }) : json(503, { status: "unavailable" });
+        !draining && (await store.ready())
+          ? jsonAnswer(200, { status: "ready" })
+          : jsonAnswer(503, { status: "unavailable" });
     default:
       return docsRoute(path); // GET /docs: the API reference page, and its assets under /docs/
   }
 }
 
-async function serveExtra(
-  route: ExtraRoute,
-  store: PetStore,
-  draining: boolean,
+/** The response of one of the server's own routes, its headers built as the API's are. */
+async function serverResponse(
+  route: ServerRoute,
+  context: { store: PetStore; draining: boolean },
+  method: string,
+  requestId: string,
+): Promise<{ status: number; headers: Record<string, string>; body: string | Uint8Array }> {
+  const head = method === "HEAD";
+  if (method !== "GET" && !head) {
+    return errorResponse(new PetStoreError("method_not_allowed"), false, requestId, { allow: "GET, HEAD" });
+  }
+  let answer: RouteAnswer;
+  try {
+    answer = await route(context);
+  } catch {
+    return errorResponse(new PetStoreError("internal_error"), head, requestId);
+  }
+  const bytes = typeof answer.body === "string" ? Buffer.byteLength(answer.body) : answer.body.byteLength;
+  const headers = responseHeaders(answer.contentType, requestId, bytes, answer.headers);
+  return { status: answer.status, headers, body: head ? "" : answer.body };
+}
+
+async function serveOwnRoute(
+  route: ServerRoute,
+  context: { store: PetStore; draining: boolean },
   req: IncomingMessage,
   res: ServerResponse,
   onAnswer: OnAnswer,
 ) {
   const started = performance.now();
   const requestId = requestIdOf(req.headers["x-request-id"]);
-  const head = req.method === "HEAD";
-  let answer: ExtraAnswer;
-  if (req.method !== "GET" && !head) {
-    answer = json(405, new PetStoreError("method_not_allowed").toJSON());
-    answer.headers = { allow: "GET, HEAD" };
-  } else {
-    try {
-      answer = await route({ store, draining });
-    } catch {
-      answer = json(500, new PetStoreError("internal_error").toJSON());
-    }
-  }
+  const response = await serverResponse(route, context, req.method ?? "GET", requestId);
   const gone = cannotAnswer(req, res);
-  onAnswer(req, res, { status: answer.status, requestId, aborted: gone, ms: performance.now() - started });
+  onAnswer(req, res, { status: response.status, requestId, aborted: gone, ms: performance.now() - started });
   if (gone) return;
-  res.writeHead(answer.status, {
-    "content-type": answer.contentType,
-    "cache-control": "no-store",
-    "x-request-id": requestId,
-    "content-length": String(Buffer.byteLength(answer.body)),
-    ...answer.headers,
-  });
-  res.end(head ? undefined : answer.body);
+  res.writeHead(response.status, response.headers);
+  res.end(response.body);
 }
 
 /** The request's path, without the query string. */
@@ -170,8 +184,8 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
     (req, res) => {
       inFlight++;
       if (draining) res.shouldKeepAlive = false;
-      const extra = extraRoute(pathOf(req));
-      if (extra) void serveExtra(extra, store, draining, req, res, answered);
+      const own = serverRoute(pathOf(req));
+      if (own) void serveOwnRoute(own, { store, draining }, req, res, answered);
       else api(req, res);
     },
   );
