@@ -89,7 +89,16 @@ function answer(store: Store, request: FastifyRequest, reply: FastifyReply): voi
 }
 
 function register(fastify: FastifyInstance, options: PetStoreFastifyOptions, done: (error?: Error) => void): void {
-  const store = checkOptions(options);
+  let error: Error | undefined;
+  try {
+    addRoutes(fastify, checkOptions(options));
+  } catch (e) {
+    error = e as Error; // a plugin's error is the host's register() or ready() rejecting
+  }
+  done(error);
+}
+
+function addRoutes(fastify: FastifyInstance, store: Store): void {
   const prefix = fastify.prefix;
   if (prefix !== "" && store.basePath !== prefix && !store.basePath.startsWith(`${prefix}/`)) {
     throw new TypeError(
@@ -118,7 +127,6 @@ function register(fastify: FastifyInstance, options: PetStoreFastifyOptions, don
   // Everything else under the base path: the core answers 404 not_found or 405 with Allow.
   if (base !== "") fastify.all(base, handler);
   fastify.all(`${base}/*`, handler);
-  done();
 }
 
 /**
