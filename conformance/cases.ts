@@ -188,7 +188,8 @@ const CASES: Case[] = [
       const answer = await c.send(get(c, `/pets?api_key=${c.key}&access_token=${c.key}`, {}));
       expectError(answer, 401, "unauthorized");
       expectHeaders(answer, { "www-authenticate": CHALLENGE });
-      assert.ok(!answer.body.includes(c.key), "the key is not echoed");
+      assert.ok(!/api_key|access_token/.test(answer.body), "the query string is not echoed");
+      if (c.key.length >= 8) assert.ok(!answer.body.includes(c.key), "the key is not echoed");
     },
   },
   {
