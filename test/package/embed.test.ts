@@ -8,7 +8,7 @@ import { createServer } from "node:net";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { cleanUp, consumer, ROOT, startNode, versionOf, whenUp } from "../support/packed.ts";
+import { cleanUp, consumer, ROOT, run, startNode, versionOf, whenUp } from "../support/packed.ts";
 
 const README = readFileSync(join(ROOT, "README.md"), "utf8");
 
@@ -35,7 +35,11 @@ function freePort(): Promise<number> {
 
 let dir = "";
 test.before(() => {
-  dir = consumer([`fastify@${versionOf("fastify")}`, `express@${versionOf("express")}`]);
+  dir = consumer([
+    `fastify@${versionOf("fastify")}`,
+    `express@${versionOf("express")}`,
+    `@types/node@${versionOf("@types/node")}`,
+  ]);
 });
 test.after(cleanUp);
 
@@ -74,5 +78,46 @@ for (const [name, snippet] of [
     }
   });
 }
+
+test("package: a strict TypeScript consumer type-checks against the Fastify plugin's and the conformance module's .d.ts files", () => {
+  writeFileSync(
+    join(dir, "tsconfig.json"),
+    JSON.stringify({
+      compilerOptions: {
+        target: "ES2022",
+        module: "NodeNext",
+        moduleResolution: "NodeNext",
+        strict: true,
+        noEmit: true,
+        skipLibCheck: false,
+        types: ["node"],
+      },
+      files: ["consumer.ts"],
+    }),
+  );
+  writeFileSync(
+    join(dir, "consumer.ts"),
+    `import Fastify from "fastify";
+import { createPetStore } from "petstore-lib";
+import type { ConformanceCase, FetchTarget, SocketTarget } from "petstore-lib/conformance";
+import { conformanceCases } from "petstore-lib/conformance";
+import petStore, { petStoreFrameworkErrors } from "petstore-lib/fastify";
+
+const store = createPetStore({ auth: ["k"] });
+const app = Fastify({ frameworkErrors: petStoreFrameworkErrors(store) });
+await app.register(petStore, { store, prefix: "" });
+const cases: ConformanceCase[] = conformanceCases();
+const overSocket: SocketTarget = { basePath: "/v1", key: "k", reset() {}, url: "http://127.0.0.1:1" };
+const inProcess: FetchTarget = { basePath: "/v1", key: "k", reset: async () => {}, fetch: async () => new Response() };
+const runs: Promise<void>[] = cases.map((c) => c.run(overSocket)).concat(cases.map((c) => c.run(inProcess)));
+void runs;
+// @ts-expect-error the plugin needs a store
+await app.register(petStore, {});
+// @ts-expect-error a target has a url or a fetch
+cases[0]?.run({ basePath: "/v1", key: "k", reset() {} });
+`,
+  );
+  run(process.execPath, [join(ROOT, "node_modules/typescript/bin/tsc"), "-p", "tsconfig.json"], dir, 90_000);
+});
 
 test.run();
