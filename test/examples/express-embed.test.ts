@@ -1,7 +1,7 @@
 /** examples/express-embed: an existing Express application, the pet store mounted at /shop before express.json(). */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { answerOf, runProgram } from "../program.ts";
+import { answerOf, runProgram } from "../support/program.ts";
 
 test("examples/express-embed: the store mounted at /shop serves /shop/v1 beside the application's routes and parser, without X-Powered-By", async () => {
   const { code, stdout, stderr } = await runProgram(["examples/express-embed/server.ts", "--once"], { PORT: "0" });

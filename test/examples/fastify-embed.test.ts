@@ -1,7 +1,7 @@
 /** examples/fastify-embed: an existing Fastify application with its own routes, hook and 404, the pet store plugin at /v1. */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { answerOf, runProgram } from "../program.ts";
+import { answerOf, runProgram } from "../support/program.ts";
 
 test("examples/fastify-embed: the application's routes, JSON parser, hook and 404 work beside the plugin's /v1", async () => {
   const { code, stdout, stderr } = await runProgram(["examples/fastify-embed/server.ts", "--once"], { PORT: "0" });
