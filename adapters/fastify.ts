@@ -63,16 +63,16 @@ function streamOf(request: FastifyRequest): Readable {
   return body !== null && typeof body === "object" && typeof body.on === "function" ? body : request.raw;
 }
 
-/** Writes the core's answer; `Connection: close` when an unread body could be too big to drain. */
-function send(store: Store, request: FastifyRequest, reply: FastifyReply, answer: PetStoreResponse): void {
+/** Writes the core's response; `Connection: close` when an unread body could be too big to drain. */
+function send(store: Store, request: FastifyRequest, reply: FastifyReply, response: PetStoreResponse): void {
   const raw = request.raw;
-  reply.code(answer.status).headers(answer.headers);
+  reply.code(response.status).headers(response.headers);
   if (mustClose(raw, raw.headers, store.maxBodyBytes)) reply.header("connection", "close");
-  reply.send(answer.body);
+  reply.send(response.body);
 }
 
-/** Answers one request through the core: in this tick when nothing had to wait, else when the core has answered. */
-function answer(store: Store, request: FastifyRequest, reply: FastifyReply): void {
+/** Responds to one request through the core: in this tick when nothing had to wait, else when the core has responded. */
+function respond(store: Store, request: FastifyRequest, reply: FastifyReply): void {
   const raw = request.raw;
   const url = raw.url ?? request.url; // the raw target, exactly as the Node adapter sees it
   const q = url.indexOf("?");
@@ -83,9 +83,9 @@ function answer(store: Store, request: FastifyRequest, reply: FastifyReply): voi
     headers: raw.headers,
     body: announcesBody(raw.headers) ? (limit: number) => readBody(streamOf(request), limit) : undefined,
   };
-  const res = store.respond(core);
-  if (isPromise(res)) res.then((r) => send(store, request, reply, r));
-  else send(store, request, reply, res);
+  const response = store.respond(core);
+  if (isPromise(response)) response.then((r) => send(store, request, reply, r));
+  else send(store, request, reply, response);
 }
 
 function register(fastify: FastifyInstance, options: PetStoreFastifyOptions, done: (error?: Error) => void): void {
@@ -115,11 +115,11 @@ function addRoutes(fastify: FastifyInstance, store: Store): void {
   // A Content-Type Fastify cannot even parse ("json") is refused before any parser: the core answers it.
   fastify.setErrorHandler((error: FastifyError, request, reply) => {
     if (error.code !== "FST_ERR_CTP_INVALID_MEDIA_TYPE") throw error; // to the host's error handler
-    answer(store, request, reply);
+    respond(store, request, reply);
   });
 
   const handler: RouteHandlerMethod = function petStoreRoute(request, reply) {
-    answer(store, request, reply);
+    respond(store, request, reply);
   };
   const own = { handler, exposeHeadRoute: false }; // HEAD is the core's, listed below
   fastify.route({ ...own, method: ["GET", "HEAD", "POST"], url: `${base}/pets` });
@@ -158,7 +158,7 @@ export function petStoreFrameworkErrors(
   return function frameworkErrors(error, request, reply) {
     const url = request.raw.url ?? "";
     const under = base === "" || url === base || url.startsWith(`${base}/`) || url.startsWith(`${base}?`);
-    if (error.code === "FST_ERR_BAD_URL" && under) return answer(store, request, reply);
+    if (error.code === "FST_ERR_BAD_URL" && under) return respond(store, request, reply);
     if (next) return next(error, request, reply);
     reply.code(error.statusCode ?? 500).send(error);
   };
