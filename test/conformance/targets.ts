@@ -12,7 +12,7 @@ import { petStorePlugin } from "../../adapters/hapi.ts";
 import { createLogger } from "../../adapters/logger.ts";
 import { createNodeHandler } from "../../adapters/node-http.ts";
 import { startServer } from "../../adapters/server.ts";
-import type { PetStore } from "../../lib/index.ts";
+import type { PetStore, PetStoreRules } from "../../lib/index.ts";
 import { createPetStore } from "../../lib/index.ts";
 
 export const KEY = "conformance-key";
@@ -39,9 +39,14 @@ export interface Session {
   close(): Promise<void>;
 }
 
+/** What a case may ask of the store behind a target (business rules). */
+export interface StoreSetup {
+  rules?: PetStoreRules;
+}
+
 export interface Target {
   name: string;
-  open(): Promise<Session>;
+  open(setup?: StoreSetup): Promise<Session>;
 }
 
 /** The headers as sent on the wire: lower-case names, and Content-Length unless the body is chunked. */
@@ -64,8 +69,8 @@ function textHeaders(headers: Record<string, unknown>): Record<string, string> {
 
 const direct: Target = {
   name: "handle()",
-  async open() {
-    const store = createPetStore({ auth: [KEY] });
+  async open(setup = {}) {
+    const store = createPetStore({ auth: [KEY], ...setup });
     return {
       store,
       send: (req) =>
@@ -82,8 +87,8 @@ const direct: Target = {
 
 const nodeMocks: Target = {
   name: "node-http (node-mocks-http)",
-  async open() {
-    const store = createPetStore({ auth: [KEY] });
+  async open(setup = {}) {
+    const store = createPetStore({ auth: [KEY], ...setup });
     const listener = createNodeHandler(store);
     return {
       store,
@@ -124,8 +129,8 @@ const nodeMocks: Target = {
 
 const hapi: Target = {
   name: "hapi (server.inject)",
-  async open() {
-    const store = createPetStore({ auth: [KEY] });
+  async open(setup = {}) {
+    const store = createPetStore({ auth: [KEY], ...setup });
     const server = Hapi.server();
     await server.register({ plugin: petStorePlugin, options: { store } });
     // shot always adds Content-Length; on the wire a chunked request has none (Node refuses both).
@@ -154,10 +159,10 @@ const hapi: Target = {
 
 const standalone: Target = {
   name: "standalone server (socket)",
-  async open() {
+  async open(setup = {}) {
     const server = await startServer(
       { port: 0, host: "127.0.0.1", storage: "memory", basePath: "/v1", logLevel: "silent", apiKeys: [KEY] },
-      { logger: createLogger("silent") },
+      { logger: createLogger("silent"), ...setup },
     );
     const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
     return {
