@@ -77,8 +77,16 @@ export class PetStoreError extends Error {
   }
 }
 
-/** True when `error` is a PetStoreError (optionally with the given code). */
-export function isPetStoreError(error: unknown, code?: ErrorCode): error is PetStoreError {
+/**
+ * True when `error` is a PetStoreError (optionally with the given code: a table code or a rule
+ * code). With a code, `error.code` is typed as that code.
+ */
+export function isPetStoreError(error: unknown): error is PetStoreError;
+export function isPetStoreError<C extends AnyErrorCode>(
+  error: unknown,
+  code: C | undefined,
+): error is PetStoreError & { readonly code: C };
+export function isPetStoreError(error: unknown, code?: AnyErrorCode): error is PetStoreError {
   return error instanceof PetStoreError && (code === undefined || error.code === code);
 }
 
