@@ -5,7 +5,7 @@
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { runProgram } from "../program.ts";
+import { runProgram } from "../support/program.ts";
 
 // biome-ignore lint/suspicious/noControlCharactersInRegex: runners may colour their summary.
 const plain = (s: string) => s.replace(/\u001b\[[0-9;]*m/g, "");

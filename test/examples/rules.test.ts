@@ -4,7 +4,7 @@
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { runProgram } from "../program.ts";
+import { runProgram } from "../support/program.ts";
 
 test("examples/rules: the user's uvu tests of the shop's rules (isolation, in process, over HTTP) all pass", async () => {
   const { code, stdout, stderr } = await runProgram(

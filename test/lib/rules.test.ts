@@ -10,8 +10,8 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import type { Pet, PetStoreRules, RuleContext } from "../../lib/index.ts";
 import { buildOpenApi, createPetStore, isPetStoreError, PetStoreError, RuleViolation } from "../../lib/index.ts";
-import { AUTH, call, errorOf, json, KEY, makeStore } from "../helpers.ts";
-import { createResponseChecker } from "../openapi-validator.ts";
+import { AUTH, call, errorOf, json, KEY, makeStore } from "../support/helpers.ts";
+import { createResponseChecker } from "../support/openapi-validator.ts";
 
 const OUR_CATEGORIES = new Set([1, 2, 3]);
 
