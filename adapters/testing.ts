@@ -20,8 +20,10 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import type {
   Awaitable,
+  IdempotencyRecord,
   NewPetInput,
   Pet,
+  PetData,
   PetStorage,
   PetStore,
   PetStoreRequest,
@@ -180,6 +182,13 @@ function faultyStorage(real: PetStorage, next: (operation: TestOperation) => num
   return {
     kind: real.kind,
     create: (pet) => call("createPet", () => real.create(pet)) as Promise<Pet>,
+    // Idempotent creates are creates: failNext({ operation: "createPet" }) counts them too.
+    ...(real.createOnce === undefined
+      ? {}
+      : {
+          createOnce: (pet: PetData, record: IdempotencyRecord) =>
+            call("createPet", () => (real.createOnce as NonNullable<PetStorage["createOnce"]>)(pet, record)),
+        }),
     get: (id) => call("getPet", () => real.get(id)),
     list: (page) => call("listPets", () => real.list(page)),
     ping: () => real.ping(),

@@ -390,4 +390,27 @@ for (const backend of backends("test kit reset()", { memory: false })) {
   );
 }
 
+s(
+  "createTestStore: an Idempotency-Key replays; reset() removes idempotency records too; failNext counts keyed creates",
+  async () => {
+    const t = await testStore();
+    const keyed = { headers: { "idempotency-key": "order-1" }, body: { name: "Rex", categoryId: 1 } };
+    const first = await t.request("POST", "/v1/pets", keyed);
+    assert.is(first.status, 201);
+    const again = await t.request("POST", "/v1/pets", keyed);
+    assert.is(again.headers["idempotent-replayed"], "true");
+    assert.is(again.body, first.body);
+    await t.reset();
+    const afterReset = await t.request("POST", "/v1/pets", keyed);
+    assert.is(afterReset.status, 201);
+    assert.is(afterReset.headers["idempotent-replayed"], undefined, "the key is new again after reset()");
+    t.failNext(1, { status: 503, operation: "createPet" });
+    const failed = await t.request("POST", "/v1/pets", { ...keyed, headers: { "idempotency-key": "order-2" } });
+    assert.is(failed.status, 503);
+    const retried = await t.request("POST", "/v1/pets", { ...keyed, headers: { "idempotency-key": "order-2" } });
+    assert.is(retried.status, 201);
+    assert.is(retried.headers["idempotent-replayed"], undefined, "the failed attempt stored nothing");
+  },
+);
+
 s.run();
