@@ -14,6 +14,7 @@ import type { Refusal } from "./errors.ts";
 import { isPetStoreError, isRefusal, refuse } from "./errors.ts";
 import type { HeaderValue, PetStoreRequest, PetStoreResponse } from "./http.ts";
 import { PetJson } from "./json.ts";
+import type { RequestObservation } from "./observe.ts";
 import type { CoreOperations, PetPage } from "./operations.ts";
 import { REQUEST_ID_PATTERN } from "./patterns.ts";
 import { listQuery } from "./query.ts";
@@ -31,6 +32,8 @@ export interface HandlerOptions {
   onError: (error: unknown, request: PetStoreRequest) => void;
   /** True when a pet never changes once stored (the memory storage): its JSON text is cached by id. */
   stablePets?: boolean;
+  /** Called with each answered request (made safe by the store: it never throws). */
+  observe?: ((observation: RequestObservation) => void) | undefined;
 }
 
 /** What every step reads: the options and what is derived from them once. */
@@ -39,6 +42,8 @@ interface Handler extends HandlerOptions {
   json: PetJson;
   collectionPath: string;
   itemPrefix: string;
+  /** The item route's template, "{base}/pets/{petId}". */
+  itemRoute: string;
   /** The headers every getPet response carries (its deprecation). */
   deprecation: Record<string, string>;
   publicRoutes: Readonly<Record<string, () => { contentType: string; body: string }>>;
@@ -51,6 +56,8 @@ interface Exchange {
   method: string;
   head: boolean;
   requestId: string;
+  /** The template of the route the path matched (for observers), once step 1 found one. */
+  route: string | undefined;
 }
 
 type Route = { kind: "collection" } | { kind: "item"; rawId: string } | { kind: "public"; name: string } | undefined;
@@ -246,6 +253,7 @@ function run(h: Handler, x: Exchange): Awaitable<PetStoreResponse> {
   const { path, query } = target(x.request);
   const found = route(h, path);
   if (found === undefined) return refused(x, refuse("not_found"));
+  x.route = found.kind === "collection" ? h.collectionPath : found.kind === "item" ? h.itemRoute : path;
   const { method, head } = x;
   if (found.kind === "public") {
     if (method !== "GET" && !head) return refused(x, refuse("method_not_allowed"), { allow: ALLOW_ITEM });
@@ -286,6 +294,7 @@ export function createHandler(ops: CoreOperations, options: HandlerOptions) {
     json: new PetJson(options.stablePets === true),
     collectionPath,
     itemPrefix: `${collectionPath}/`,
+    itemRoute: `${collectionPath}/{petId}`,
     deprecation: {
       deprecation: `@${options.deprecatedAt}`,
       sunset: options.sunset.toUTCString(),
@@ -294,8 +303,7 @@ export function createHandler(ops: CoreOperations, options: HandlerOptions) {
     publicRoutes: options.publicRoutes ?? {},
   };
 
-  function respond(request: PetStoreRequest): Awaitable<PetStoreResponse> {
-    const x: Exchange = { request, headers: {}, method: "", head: false, requestId: "" };
+  function answer(request: PetStoreRequest, x: Exchange): Awaitable<PetStoreResponse> {
     try {
       x.headers = lowerCaseHeaders(request.headers);
       x.requestId = requestIdOf(x.headers["x-request-id"]);
@@ -307,6 +315,38 @@ export function createHandler(ops: CoreOperations, options: HandlerOptions) {
       return unexpected(h, x, error);
     }
   }
+
+  const exchange = (request: PetStoreRequest): Exchange => ({
+    request,
+    headers: {},
+    method: "",
+    head: false,
+    requestId: "",
+    route: undefined,
+  });
+
+  const observe = options.observe;
+  // Without an observer, no clock is read and no promise is added: the fast path stays as it is.
+  const respond =
+    observe === undefined
+      ? (request: PetStoreRequest): Awaitable<PetStoreResponse> => answer(request, exchange(request))
+      : (request: PetStoreRequest): Awaitable<PetStoreResponse> => {
+          const started = performance.now();
+          const x = exchange(request);
+          const response = answer(request, x);
+          const report = (r: PetStoreResponse) => {
+            observe({
+              kind: "request",
+              method: x.method,
+              route: x.route,
+              status: r.status,
+              durationMs: performance.now() - started,
+              requestId: x.requestId,
+            });
+            return r;
+          };
+          return isPromise(response) ? response.then(report) : report(response);
+        };
 
   function handle(request: PetStoreRequest): Promise<PetStoreResponse> {
     const response = respond(request);

@@ -8,6 +8,7 @@ import type { Awaitable } from "./awaitable.ts";
 import { isPromise } from "./awaitable.ts";
 import { decodeCursor, encodeCursor } from "./cursor.ts";
 import { PetStoreError, storageUnavailable } from "./errors.ts";
+import type { Observer, StorageOperation } from "./observe.ts";
 import type { NewPet as NewPetInput, Pet, PetStatus } from "./schemas.ts";
 import { DEFAULT_LIMIT, issueDetails, ListQuery, MAX_ID, NewPet } from "./schemas.ts";
 import type { PetStorage } from "./storage/port.ts";
@@ -89,6 +90,43 @@ export function guardStorage(timeoutMs: number, inProcess = false): Guard {
   };
 }
 
+/** A storage call of one operation, guarded; observed when the store has an observer. */
+type Call = <T>(operation: StorageOperation, call: () => Awaitable<T>) => Awaitable<T>;
+
+/**
+ * The guard, plus one `observe` a call with its duration and outcome. A synchronous answer stays
+ * synchronous; the duration of an asynchronous one runs until its promise settles.
+ */
+export function observedGuard(guard: Guard, backend: string, observe: Observer | undefined): Call {
+  if (observe === undefined) return (_, call) => guard(call);
+  return function observed<T>(operation: StorageOperation, call: () => Awaitable<T>): Awaitable<T> {
+    const started = performance.now();
+    const done = (failed: boolean) =>
+      observe({ kind: "storage", operation, backend, durationMs: performance.now() - started, failed });
+    let result: Awaitable<T>;
+    try {
+      result = guard(call);
+    } catch (error) {
+      done(true);
+      throw error;
+    }
+    if (!isPromise(result)) {
+      done(false);
+      return result;
+    }
+    return result.then(
+      (value) => {
+        done(false);
+        return value;
+      },
+      (error: unknown) => {
+        done(true);
+        throw error;
+      },
+    );
+  };
+}
+
 /** Parses a petId: a decimal integer from 1 to 2^53-1, as a number or a string. */
 function parsePetId(id: unknown): number {
   if (typeof id === "number") {
@@ -135,8 +173,8 @@ export interface CoreOperations {
   getPet(id: number | string): Awaitable<Pet>;
 }
 
-export function createOperations(storage: PetStorage, timeoutMs: number): CoreOperations {
-  const guarded = guardStorage(timeoutMs, storage.inProcess === true);
+export function createOperations(storage: PetStorage, timeoutMs: number, observe?: Observer): CoreOperations {
+  const guarded = observedGuard(guardStorage(timeoutMs, storage.inProcess === true), storage.kind, observe);
   // In-process storage builds every value it returns from what the core validated: a page from
   // it is not checked pet by pet (reading each one would be the most of its cost).
   const trusted = storage.inProcess === true;
@@ -179,13 +217,13 @@ export function createOperations(storage: PetStorage, timeoutMs: number): CoreOp
       after = decoded;
     }
     // One more than asked tells whether a next page exists without a second query.
-    const found = guarded(() => storage.list({ status, after, limit: limit + 1 }));
+    const found = guarded("listPets", () => storage.list({ status, after, limit: limit + 1 }));
     return isPromise(found) ? found.then((f) => pageOf(f, limit, status)) : pageOf(found, limit, status);
   }
 
   function getPet(id: number | string): Awaitable<Pet> {
     const petId = parsePetId(id);
-    const pet = guarded(() => storage.get(petId));
+    const pet = guarded("getPet", () => storage.get(petId));
     return isPromise(pet) ? pet.then((p) => petOf(p, petId)) : petOf(pet, petId);
   }
 
@@ -200,7 +238,7 @@ export function createOperations(storage: PetStorage, timeoutMs: number): CoreOp
       throw new PetStoreError("invalid_body", message, { details });
     }
     const { name, categoryId, status = "available" } = parsed.output;
-    const pet = guarded(() => storage.create({ name, categoryId, status }));
+    const pet = guarded("createPet", () => storage.create({ name, categoryId, status }));
     if (trusted) return pet;
     return isPromise(pet) ? pet.then(checked) : checked(pet);
   }

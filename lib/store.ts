@@ -8,9 +8,11 @@ import type { Awaitable } from "./awaitable.ts";
 import { isPromise } from "./awaitable.ts";
 import { createHandler } from "./handler.ts";
 import type { PetStoreRequest, PetStoreResponse } from "./http.ts";
+import type { Observer } from "./observe.ts";
+import { safeObserver } from "./observe.ts";
 import { openApiRoute } from "./openapi.ts";
 import type { Operations } from "./operations.ts";
-import { checkListQuery, createOperations, guardStorage } from "./operations.ts";
+import { checkListQuery, createOperations, guardStorage, observedGuard } from "./operations.ts";
 import { BASE_PATH_PATTERN } from "./patterns.ts";
 import { DEFAULT_DEPRECATED_AT, DEFAULT_SUNSET_AT } from "./schemas.ts";
 import { memoryStorage } from "./storage/memory.ts";
@@ -33,6 +35,12 @@ export interface PetStoreOptions {
   sunsetAt?: Date;
   /** Called with every unexpected error (answered 500) and every invalid stored value. */
   onError?: (error: unknown) => void;
+  /**
+   * Called with each answered request `{ kind: "request", method, route, status, durationMs,
+   * requestId }` and each storage call `{ kind: "storage", operation, backend, durationMs, failed }`,
+   * for metrics (see lib/observe.ts). It never changes an answer: what it throws goes to `onError`.
+   */
+  observe?: Observer;
 }
 
 /** A store's answer to one request, without a promise when nothing had to wait. */
@@ -67,6 +75,7 @@ const OPTIONS = new Set([
   "deprecatedAt",
   "sunsetAt",
   "onError",
+  "observe",
 ]);
 
 /** Throws a clear TypeError for an option that is unknown or not what it must be. */
@@ -90,6 +99,9 @@ function checkOptions(options: PetStoreOptions): void {
   }
   if (options.onError !== undefined && typeof options.onError !== "function") {
     throw new TypeError("createPetStore: onError must be a function (error) => void");
+  }
+  if (options.observe !== undefined && typeof options.observe !== "function") {
+    throw new TypeError("createPetStore: observe must be a function (observation) => void");
   }
 }
 
@@ -134,7 +146,9 @@ export function createPetStore(options: PetStoreOptions): PetStore {
   const maxBodyBytes = checkPositive("maxBodyBytes", options.maxBodyBytes ?? 64 * 1024);
   const timeoutMs = checkPositive("operationTimeoutMs", options.operationTimeoutMs ?? 2000);
   const onError = options.onError ?? ((error: unknown) => console.error("petstore: unexpected error", error));
-  const ops = createOperations(storage, timeoutMs);
+  const observe = options.observe === undefined ? undefined : safeObserver(options.observe, onError);
+  const ops = createOperations(storage, timeoutMs, observe);
+  const ping = observedGuard(guardStorage(timeoutMs), storage.kind, observe);
   const { handle, respond } = createHandler(ops, {
     basePath,
     maxBodyBytes,
@@ -143,6 +157,7 @@ export function createPetStore(options: PetStoreOptions): PetStore {
     sunset: options.sunsetAt ?? DEFAULT_SUNSET_AT,
     onError: (error) => onError(error),
     stablePets: storage.inProcess === true,
+    observe,
     publicRoutes: {
       "openapi.json": openApiRoute({ basePath, deprecatedAt: options.deprecatedAt, sunsetAt: options.sunsetAt }),
     },
@@ -159,7 +174,7 @@ export function createPetStore(options: PetStoreOptions): PetStore {
     maxBodyBytes,
     async ready() {
       try {
-        await guardStorage(timeoutMs)(() => storage.ping());
+        await ping("ready", () => storage.ping());
         return true;
       } catch {
         return false;
