@@ -152,6 +152,31 @@ const hapi: Target = {
   },
 };
 
+/** Sends one request over a real socket to 127.0.0.1:`port` (a server of any process). */
+export function sendOverSocket(port: number, agent: http.Agent, req: Req): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const headers = wireHeaders(req);
+    const request = http.request(
+      { host: "127.0.0.1", port, method: req.method, path: req.path, headers, agent, timeout: 10_000 },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on("data", (chunk: Buffer) => chunks.push(chunk));
+        res.on("end", () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            headers: textHeaders(res.headers),
+            body: Buffer.concat(chunks).toString("utf8"),
+          }),
+        );
+      },
+    );
+    request.on("error", reject);
+    request.on("timeout", () => request.destroy(new Error("no answer within 10 s")));
+    if (req.body !== undefined) request.write(req.body);
+    request.end();
+  });
+}
+
 const standalone: Target = {
   name: "standalone server (socket)",
   async open() {
@@ -162,37 +187,7 @@ const standalone: Target = {
     const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
     return {
       store: server.store,
-      send(req) {
-        return new Promise((resolve, reject) => {
-          const headers = wireHeaders(req);
-          const request = http.request(
-            {
-              host: "127.0.0.1",
-              port: server.port,
-              method: req.method,
-              path: req.path,
-              headers,
-              agent,
-              timeout: 10_000,
-            },
-            (res) => {
-              const chunks: Buffer[] = [];
-              res.on("data", (chunk: Buffer) => chunks.push(chunk));
-              res.on("end", () =>
-                resolve({
-                  status: res.statusCode ?? 0,
-                  headers: textHeaders(res.headers),
-                  body: Buffer.concat(chunks).toString("utf8"),
-                }),
-              );
-            },
-          );
-          request.on("error", reject);
-          request.on("timeout", () => request.destroy(new Error("no answer within 10 s")));
-          if (req.body !== undefined) request.write(req.body);
-          request.end();
-        });
-      },
+      send: (req) => sendOverSocket(server.port, agent, req),
       async close() {
         agent.destroy();
         await server.close();

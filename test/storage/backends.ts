@@ -28,6 +28,8 @@ export interface Raw {
   addToIndex(ns: string, id: number, status: PetStatus): Promise<void>;
   /** Sets the sequence so that the next id is `last + 1`. */
   setSequence(ns: string, last: number): Promise<void>;
+  /** Removes every pet of `ns` and starts its sequence again (the next id is 1); the tables stay. */
+  empty(ns: string): Promise<void>;
 }
 
 export interface Backend {
@@ -93,6 +95,11 @@ export function sqliteBackend(): Backend {
         ),
       addToIndex: (ns, id, status) => run(`INSERT INTO ${ns}_index (id, status) VALUES (?, ?)`, id, status),
       setSequence: (ns, last) => run(`UPDATE ${ns}_seq SET value = ? WHERE id = 1`, last),
+      async empty(ns) {
+        await run(`DELETE FROM ${ns}_values`);
+        await run(`DELETE FROM ${ns}_index`);
+        await run(`UPDATE ${ns}_seq SET value = 0 WHERE id = 1`);
+      },
     },
     async cleanup() {
       const conn = db;
@@ -135,6 +142,12 @@ export function redisBackend(): Backend {
       },
       async setSequence(ns, last) {
         await (await raw()).set(`${ns}:seq`, String(last));
+      },
+      async empty(ns) {
+        const c = await raw();
+        for await (const keys of c.scanIterator({ MATCH: `${ns}:*`, COUNT: 1000 })) {
+          if (keys.length > 0) await c.del(keys);
+        }
       },
     },
     async cleanup(namespaces) {
@@ -188,6 +201,11 @@ export function postgresBackend(): Backend {
       },
       async setSequence(ns, last) {
         await query(`SELECT setval('${ns}_id_seq', $1)`, [last]);
+      },
+      async empty(ns) {
+        await query(`DELETE FROM ${ns}_values`);
+        await query(`DELETE FROM ${ns}_index`);
+        await query(`SELECT setval('${ns}_id_seq', 1, false)`);
       },
     },
     async cleanup(namespaces) {
