@@ -60,13 +60,15 @@ class Histogram {
     private readonly bounds: readonly number[],
   ) {}
 
-  /** Counts `value` for the series `key` (its labels are built only the first time). */
-  observe(key: string, labels: () => Record<string, string | number>, value: number): void {
-    let s = this.series.get(key);
-    if (s === undefined) {
-      s = { labels: labels(), buckets: new Array(this.bounds.length + 1).fill(0), sum: 0, count: 0 };
-      this.series.set(key, s);
-    }
+  /** A new series: `key` with these labels. */
+  add(key: string, labels: Record<string, string | number>): Series {
+    const s = { labels, buckets: new Array(this.bounds.length + 1).fill(0), sum: 0, count: 0 };
+    this.series.set(key, s);
+    return s;
+  }
+
+  /** Counts `value` in series `s`. */
+  observe(s: Series, value: number): void {
     const bounds = this.bounds;
     let i = 0;
     while (i < bounds.length && value > (bounds[i] as number)) i++;
@@ -91,8 +93,13 @@ class Histogram {
     return { name: this.name, help: this.help, type: this.type, aggregator: this.aggregator, values };
   }
 
+  /** Counts start again from zero (the series stay, as prom-client's reset does). */
   reset(): void {
-    this.series.clear();
+    for (const s of this.series.values()) {
+      s.buckets.fill(0);
+      s.sum = 0;
+      s.count = 0;
+    }
   }
 }
 
@@ -128,23 +135,49 @@ export function createMetrics(prom: PromClient): Metrics {
     registers: [registry],
   });
 
+  // Called for every request and storage call: no closure, and series found through maps keyed by
+  // the values themselves (a key string built a call would be hashed a call: it cost a microsecond).
+  const byRoute = new Map<string | undefined, Map<number, Map<string, Series>>>();
+  const byOperation = new Map<string, Map<string, Series>>();
   const observe: Observer = (o) => {
     if (o.kind === "request") {
       const method = METHODS.has(o.method) ? o.method : "_OTHER";
       const { route, status } = o;
-      requests.observe(
-        `${method} ${status} ${route ?? ""}`,
-        () => ({
+      let byStatus = byRoute.get(route);
+      if (byStatus === undefined) {
+        byStatus = new Map();
+        byRoute.set(route, byStatus);
+      }
+      let byMethod = byStatus.get(status);
+      if (byMethod === undefined) {
+        byMethod = new Map();
+        byStatus.set(status, byMethod);
+      }
+      let series = byMethod.get(method);
+      if (series === undefined) {
+        const labels = {
           http_request_method: method,
           ...(route === undefined ? {} : { http_route: route }),
           http_response_status_code: status,
-        }),
-        o.durationMs / 1000,
-      );
+        };
+        series = requests.add(`${method} ${status} ${route ?? ""}`, labels);
+        byMethod.set(method, series);
+      }
+      requests.observe(series, o.durationMs / 1000);
       return;
     }
     const { operation, backend } = o;
-    storage.observe(`${operation} ${backend}`, () => ({ operation, backend }), o.durationMs / 1000);
+    let byBackend = byOperation.get(operation);
+    if (byBackend === undefined) {
+      byBackend = new Map();
+      byOperation.set(operation, byBackend);
+    }
+    let series = byBackend.get(backend);
+    if (series === undefined) {
+      series = storage.add(`${operation} ${backend}`, { operation, backend });
+      byBackend.set(backend, series);
+    }
+    storage.observe(series, o.durationMs / 1000);
     if (o.failed) errors.inc({ operation, backend });
   };
   return { observe, registry };

@@ -326,7 +326,19 @@ export function createHandler(ops: CoreOperations, options: HandlerOptions) {
   });
 
   const observe = options.observe;
+  const report = (x: Exchange, started: number, response: PetStoreResponse): PetStoreResponse => {
+    (observe as NonNullable<typeof observe>)({
+      kind: "request",
+      method: x.method,
+      route: x.route,
+      status: response.status,
+      durationMs: performance.now() - started,
+      requestId: x.requestId,
+    });
+    return response;
+  };
   // Without an observer, no clock is read and no promise is added: the fast path stays as it is.
+  // With one, no closure on the synchronous path (under tsx each one costs a property definition).
   const respond =
     observe === undefined
       ? (request: PetStoreRequest): Awaitable<PetStoreResponse> => answer(request, exchange(request))
@@ -334,18 +346,7 @@ export function createHandler(ops: CoreOperations, options: HandlerOptions) {
           const started = performance.now();
           const x = exchange(request);
           const response = answer(request, x);
-          const report = (r: PetStoreResponse) => {
-            observe({
-              kind: "request",
-              method: x.method,
-              route: x.route,
-              status: r.status,
-              durationMs: performance.now() - started,
-              requestId: x.requestId,
-            });
-            return r;
-          };
-          return isPromise(response) ? response.then(report) : report(response);
+          return isPromise(response) ? response.then((r) => report(x, started, r)) : report(x, started, response);
         };
 
   function handle(request: PetStoreRequest): Promise<PetStoreResponse> {

@@ -99,28 +99,29 @@ type Call = <T>(operation: StorageOperation, call: () => Awaitable<T>) => Awaita
  */
 export function observedGuard(guard: Guard, backend: string, observe: Observer | undefined): Call {
   if (observe === undefined) return (_, call) => guard(call);
+  // No closure a call on the synchronous path: under tsx each one costs a property definition.
+  const report = (operation: StorageOperation, started: number, failed: boolean) =>
+    observe({ kind: "storage", operation, backend, durationMs: performance.now() - started, failed });
   return function observed<T>(operation: StorageOperation, call: () => Awaitable<T>): Awaitable<T> {
     const started = performance.now();
-    const done = (failed: boolean) =>
-      observe({ kind: "storage", operation, backend, durationMs: performance.now() - started, failed });
     let result: Awaitable<T>;
     try {
       result = guard(call);
     } catch (error) {
-      done(true);
+      report(operation, started, true);
       throw error;
     }
     if (!isPromise(result)) {
-      done(false);
+      report(operation, started, false);
       return result;
     }
     return result.then(
       (value) => {
-        done(false);
+        report(operation, started, false);
         return value;
       },
       (error: unknown) => {
-        done(true);
+        report(operation, started, true);
         throw error;
       },
     );

@@ -1,12 +1,14 @@
 /**
  * Our server under test, in a child process: argv[2] is "standalone" (adapters/server.ts's
  * startServer, memory storage, request logs on (BENCH_LOG_LEVEL, default info), as `npm start`
- * runs it; stdout is discarded by the parent) or "hapi" (the hapi plugin on a hapi server). The store gets BENCH_PETS pets, then
+ * runs it; stdout is discarded by the parent), "standalone-metrics" (the same with the metrics of
+ * PETSTORE_METRICS_PORT fed) or "hapi" (the hapi plugin on a hapi server). The store gets BENCH_PETS pets, then
  * the child tells its parent the port and serves until told to stop.
  */
 import { createServer } from "node:http";
 import Hapi from "@hapi/hapi";
 import { petStorePlugin } from "../../adapters/hapi.ts";
+import { createMetrics, loadPromClient } from "../../adapters/metrics.ts";
 import { createNodeHandler } from "../../adapters/node-http.ts";
 import { startServer } from "../../adapters/server.ts";
 import { createPetStore, type PetStore } from "../../lib/index.ts";
@@ -25,15 +27,13 @@ async function fillStore(store: PetStore): Promise<void> {
   }
 }
 
-if (mode === "standalone") {
-  const server = await startServer({
-    port: 0,
-    host: "127.0.0.1",
-    storage: "memory",
-    basePath: "/v1",
-    logLevel,
-    apiKeys: [key],
-  });
+if (mode === "standalone" || mode === "standalone-metrics") {
+  // With metrics, as PETSTORE_METRICS_PORT sets them up: the store's observer feeds prom-client.
+  const metrics = mode === "standalone-metrics" ? createMetrics(await loadPromClient()) : undefined;
+  const server = await startServer(
+    { port: 0, host: "127.0.0.1", storage: "memory", basePath: "/v1", logLevel, apiKeys: [key] },
+    metrics ? { observe: metrics.observe } : {},
+  );
   await fillStore(server.store);
   exitWithParent(() => server.close());
   tellParent({ type: "ready", port: server.port });
