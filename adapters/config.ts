@@ -51,6 +51,7 @@ export interface LoadedConfig {
 }
 
 export const USAGE = `Usage: petstore [--port N] [--host ADDR] [--storage SPEC] [--base-path /v1] [--log-level info]
+               [--workers N|auto] [--metrics-port N]
 
 Every flag mirrors an environment variable (the flag wins):
   --port       PORT                TCP port (default 8080; 0 picks a free one)
