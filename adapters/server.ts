@@ -312,9 +312,9 @@ async function startAll(loaded: LoadedConfig, logger: Logger) {
     url,
     workers,
     metricsUrl: metricsServer?.url,
-    async close() {
-      await metricsServer?.close();
-      await stopServing();
+    close(): Promise<void> {
+      const stopping = stopServing(); // called at once: the port stops accepting before anything else
+      return stopping.then(() => metricsServer?.close());
     },
   };
 }
