@@ -165,6 +165,27 @@ test("server: SIGTERM under load stops both workers gracefully (exit 0) and lose
   assert.is(stopped.length, 3, "both workers and the primary say they stopped");
 });
 
+test("server: workers that keep dying are replaced after a growing pause (the log says how long)", async () => {
+  const child = start({ PETSTORE_STORAGE: sqliteSpec(), PETSTORE_API_KEYS: KEY });
+  const url = await startedUrl(child);
+  const pauses: number[] = [];
+  for (let round = 1; round <= 3; round++) {
+    // A worker's pid: from the request log of a fresh connection (the survivor or the replacement).
+    const before = jsonLines(child.stdout()).filter((l) => l.msg === "request").length;
+    await (await fetch(`${url}/pets`, { headers: { authorization: `Bearer ${KEY}`, connection: "close" } })).text();
+    const lines = await requestLines(child, before + 1);
+    process.kill(Number(lines[lines.length - 1]?.pid), "SIGKILL");
+    const died = () => jsonLines(child.stdout()).filter((l) => l.msg === "worker died: starting another");
+    const started = () => jsonLines(child.stdout()).filter((l) => l.msg === "worker started");
+    for (let i = 0; i < 100 && (died().length < round || started().length < round); i++) {
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    assert.is(started().length, round, `replacement ${round} started`);
+    pauses.push(Number(died()[round - 1]?.restartInMs));
+  }
+  assert.equal(pauses, [0, 500, 1000]);
+});
+
 test("restartDelay: a first death is replaced at once; a crash loop waits longer each time, at most 30 s", () => {
   assert.is(restartDelay(1), 0);
   const delays = [2, 3, 4, 5, 6].map(restartDelay);
