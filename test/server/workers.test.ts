@@ -165,6 +165,14 @@ test("server: SIGTERM under load stops both workers gracefully (exit 0) and lose
   assert.is(stopped.length, 3, "both workers and the primary say they stopped");
 });
 
+test("server: SIGINT (Ctrl-C) stops the primary and both workers, exit 0, each saying it stopped", async () => {
+  const child = start({ PETSTORE_STORAGE: sqliteSpec(), PETSTORE_API_KEYS: KEY });
+  await startedUrl(child);
+  child.process.kill("SIGINT");
+  assert.is(await child.exited(30_000), 0, child.stderr());
+  assert.is(jsonLines(child.stdout()).filter((l) => l.msg === "stopped").length, 3);
+});
+
 test("server: workers that keep dying are replaced after a growing pause (the log says how long)", async () => {
   const child = start({ PETSTORE_STORAGE: sqliteSpec(), PETSTORE_API_KEYS: KEY });
   const url = await startedUrl(child);
