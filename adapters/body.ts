@@ -17,7 +17,7 @@ export function announcesBody(headers: IncomingHttpHeaders): boolean {
 }
 
 /**
- * True when an answer sent now must say `Connection: close`: the body is not (fully) in yet and
+ * True when a response sent now must say `Connection: close`: the body is not (fully) in yet and
  * is not known to be small, so draining it could mean reading an unbounded upload.
  */
 export function mustClose(stream: Readable & { complete?: boolean }, headers: IncomingHttpHeaders, limit: number) {
@@ -26,8 +26,8 @@ export function mustClose(stream: Readable & { complete?: boolean }, headers: In
   return length === undefined || !/^[0-9]+$/.test(length) || Number(length) > limit;
 }
 
-/** True when an answer can no longer be written: already sent, or the client went away. */
-export function cannotAnswer(req: IncomingMessage, res: ServerResponse): boolean {
+/** True when a response can no longer be written: already sent, or the client went away. */
+export function cannotRespond(req: IncomingMessage, res: ServerResponse): boolean {
   return res.headersSent || res.destroyed || req.socket?.destroyed === true;
 }
 
@@ -80,7 +80,7 @@ function buffered(stream: Readable & { headers?: IncomingHttpHeaders }, limit: n
 /**
  * Reads the whole body, rejecting with `payload_too_large` as soon as more than `limit` bytes
  * arrive (the rest then flows to nowhere). A client that disconnects mid-body gets
- * `invalid_body`: there is nobody left to read the answer, and it must not look unexpected.
+ * `invalid_body`: there is nobody left to read the response, and it must not look unexpected.
  *
  * It looks one microtask later, once Node's parser is through what arrived with the headers:
  * a small body is then usually all in the stream's buffer and is taken at once, without

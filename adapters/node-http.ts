@@ -1,6 +1,6 @@
 /**
  * The Node `http` adapter: a `(req, res, next?)` listener that copies the request into the core's
- * `handle()` and writes its answer back. Translation only: every rule lives in lib/.
+ * `respond()` and writes its response back. Translation only: every rule lives in lib/.
  *
  * Writing another adapter? Import only from `petstore-lib` (and, for Node streams, the helpers this
  * entry point exports): build a `PetStoreRequest` with a BodyReader, call `store.respond()` (or
@@ -13,23 +13,23 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { PetStore, PetStoreResponse } from "../lib/index.ts";
 import { isPromise } from "../lib/index.ts";
-import { announcesBody, cannotAnswer, mustClose, readBody } from "./body.ts";
+import { announcesBody, cannotRespond, mustClose, readBody } from "./body.ts";
 
-export { announcesBody, cannotAnswer, mustClose, readBody } from "./body.ts";
+export { announcesBody, cannotRespond, mustClose, readBody } from "./body.ts";
 
 /** Called for requests outside the store's base path (Connect/Express `next` style). */
 export type Fallback = (req: IncomingMessage, res: ServerResponse) => void;
 
 /**
- * Called once for every request the store answers, just before the answer is written (for logs
+ * Called once for every request the store answers, just before the response is written (for logs
  * and metrics): its status, its request id (the `X-Request-Id` it carries), whether the client
  * went away first (nothing is written then), and the milliseconds since the request reached the
  * handler. May set `res.shouldKeepAlive = false` (a server that is stopping does).
  */
-export type OnAnswer = (
+export type OnResponse = (
   req: IncomingMessage,
   res: ServerResponse,
-  answer: { status: number; requestId: string; aborted: boolean; ms: number },
+  response: { status: number; requestId: string; aborted: boolean; ms: number },
 ) => void;
 
 export interface NodeHandlerOptions {
@@ -38,8 +38,8 @@ export interface NodeHandlerOptions {
    * passed by the host framework, they get the contract's `404 not_found`.
    */
   fallback?: Fallback;
-  /** See OnAnswer. It must not throw. */
-  onAnswer?: OnAnswer;
+  /** See OnResponse. It must not throw. */
+  onResponse?: OnResponse;
 }
 
 /** A Node listener; `next`, when a framework passes one, takes requests outside the base path. */
@@ -47,29 +47,47 @@ export type NodeHandler = (req: IncomingMessage, res: ServerResponse, next?: (er
 
 type Store = Pick<PetStore, "respond" | "basePath" | "maxBodyBytes">;
 
-/** Writes the core's answer; `Connection: close` when an unread body could be too big to drain. */
+/** Writes the core's response; `Connection: close` when an unread body could be too big to drain. */
 function send(
   store: Store,
   req: IncomingMessage,
   res: ServerResponse,
-  answer: PetStoreResponse,
-  onAnswer: OnAnswer | undefined,
+  response: PetStoreResponse,
+  onResponse: OnResponse | undefined,
   started: number,
 ) {
-  const gone = cannotAnswer(req, res);
-  if (onAnswer) {
-    const requestId = answer.headers["x-request-id"] ?? "";
-    onAnswer(req, res, { status: answer.status, requestId, aborted: gone, ms: performance.now() - started });
+  const gone = cannotRespond(req, res);
+  if (onResponse) {
+    const requestId = response.headers["x-request-id"] ?? "";
+    onResponse(req, res, { status: response.status, requestId, aborted: gone, ms: performance.now() - started });
   }
   if (gone) return;
-  const headers = answer.headers;
+  const headers = response.headers;
   if (mustClose(req, req.headers, store.maxBodyBytes)) headers.connection = "close";
   try {
-    res.writeHead(answer.status, headers);
-    res.end(answer.body);
+    res.removeHeader("x-powered-by"); // Express sets it on every response; the API's answers carry no banner
+    res.writeHead(response.status, headers);
+    res.end(response.body);
   } catch {
     res.destroy(); // only a broken socket gets here: there is nobody to answer
   }
+}
+
+/** What onError receives when the body was read before the store saw the request. */
+const BODY_ALREADY_READ =
+  "petstore-lib: the request body was already read by another middleware (express.json(), body-parser, ...) " +
+  "before the pet store saw it: mount the pet store (app.use(createNodeHandler(store))) before body parsers";
+
+/**
+ * The request's BodyReader. A body another middleware already read (body-parser marks the request
+ * `_body`; any reader leaves the stream ended) is not the client's fault: the reader rejects with
+ * an Error, which the core answers 500 internal_error and reports to onError.
+ */
+function bodyReader(req: IncomingMessage): (limit: number) => Promise<Uint8Array> {
+  return (limit) =>
+    (req as { _body?: unknown })._body === true || req.readableEnded === true
+      ? Promise.reject(new Error(BODY_ALREADY_READ))
+      : readBody(req, limit);
 }
 
 /** True when `url` is the base path or below it. */
@@ -88,12 +106,12 @@ export function createNodeHandler(store: Store, options: NodeHandlerOptions = {}
     throw new TypeError("createNodeHandler: expected a store from createPetStore()");
   }
   const { basePath } = store;
-  const { fallback, onAnswer } = options;
+  const { fallback, onResponse } = options;
   if (fallback !== undefined && typeof fallback !== "function") {
     throw new TypeError("createNodeHandler: options.fallback must be a function (req, res) => void");
   }
-  if (onAnswer !== undefined && typeof onAnswer !== "function") {
-    throw new TypeError("createNodeHandler: options.onAnswer must be a function (req, res, answer) => void");
+  if (onResponse !== undefined && typeof onResponse !== "function") {
+    throw new TypeError("createNodeHandler: options.onResponse must be a function (req, res, response) => void");
   }
 
   return function petStoreListener(req, res, next) {
@@ -104,18 +122,18 @@ export function createNodeHandler(store: Store, options: NodeHandlerOptions = {}
       if (fallback) return fallback(req, res);
     }
     const headers = req.headers;
-    const started = onAnswer ? performance.now() : 0;
+    const started = onResponse ? performance.now() : 0;
     const q = url.indexOf("?");
     const request = {
       method: req.method ?? "GET",
       path: q === -1 ? url : url.slice(0, q),
       query: q === -1 ? "" : url.slice(q + 1),
       headers,
-      body: announcesBody(headers) ? (limit: number) => readBody(req, limit) : undefined,
+      body: announcesBody(headers) ? bodyReader(req) : undefined,
     };
     // The store answers at once when nothing had to wait: the response is written in this tick.
-    const answer = store.respond(request);
-    if (isPromise(answer)) answer.then((a) => send(store, req, res, a, onAnswer, started));
-    else send(store, req, res, answer, onAnswer, started);
+    const response = store.respond(request);
+    if (isPromise(response)) response.then((r) => send(store, req, res, r, onResponse, started));
+    else send(store, req, res, response, onResponse, started);
   };
 }

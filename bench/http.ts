@@ -1,5 +1,6 @@
 /**
- * H1, H2, H3 (and O1: H1 with metrics on, against H1 with metrics off): our server and its baseline, each in its own child process, loaded in turn by
+ * H1, H2, H3, F2 (and O1: H1 with metrics on, against H1 with metrics off): our server and its
+ * baseline, each in its own child process, loaded in turn by
  * autocannon from this process over loopback: a warm-up of each, then rounds A, B, A, B, … so
  * that drift of the machine hits both alike. Before measuring, both answer one request and the
  * answers are compared (a baseline that answered something else would prove nothing); every
@@ -16,9 +17,9 @@ import { row } from "./report.ts";
 
 interface Scenario {
   label: string;
-  ours: "standalone" | "standalone-metrics" | "hapi" | "node-http";
+  ours: "standalone" | "standalone-metrics" | "hapi" | "node-http" | "fastify";
   /** A baseline of servers/baseline.ts, or "standalone": our own server (servers/ours.ts) as the reference. */
-  baseline: "node-list" | "hapi-list" | "node-create" | "standalone";
+  baseline: "node-list" | "hapi-list" | "node-create" | "fastify-list" | "standalone";
   method: "GET" | "POST";
   path: string;
   body?: string;
@@ -55,6 +56,15 @@ const SCENARIOS: Record<string, Scenario> = {
     pets: 0,
     target: 0.8,
   },
+  F2: {
+    label: "GET /v1/pets?limit=20, Fastify plugin, memory, 10,000 pets",
+    ours: "fastify",
+    baseline: "fastify-list",
+    method: "GET",
+    path: "/v1/pets?limit=20",
+    pets: 10_000,
+    target: 0.9,
+  },
   O1: {
     label: "H1 with metrics on (PETSTORE_METRICS_PORT, prom-client) against H1 with metrics off",
     ours: "standalone-metrics",
@@ -69,7 +79,9 @@ const SCENARIOS: Record<string, Scenario> = {
 const id = process.argv[2] ?? "";
 function pick(): Scenario {
   const found = SCENARIOS[id];
-  if (found === undefined) throw new Error(`bench/http.ts: unknown scenario ${JSON.stringify(id)} (H1, H2, H3 or O1)`);
+  if (found === undefined) {
+    throw new Error(`bench/http.ts: unknown scenario ${JSON.stringify(id)} (H1, H2, H3, F2 or O1)`);
+  }
   return found;
 }
 const scenario = pick();

@@ -1,11 +1,11 @@
 /**
  * W1: the standalone server with PETSTORE_WORKERS=2 against PETSTORE_WORKERS=1, both on the same
  * SQLite file of 10,000 pets, `GET /v1/pets?limit=20` loaded by autocannon from this process:
- * rounds A, B, A, B, … as in http.ts. Each server is the real program (`adapters/server.ts`, its
- * request log on, discarded). The row prints the machine's cores: on fewer than 4 the load
+ * rounds A, B, A, B, … as in http.ts. Each server is the real program (`dist/adapters/server.js`,
+ * its request log on, discarded). The row prints the machine's cores: on fewer than 4 the load
  * generator shares them with the workers, so the row is information only there; on 4 or more
  * the target is ≥ 1.6×.
- * Run by bench/run.ts; by hand: `npx tsx bench/workers.ts [--quick]`.
+ * Run by bench/run.ts; by hand (after `npm run build`): `npx tsx bench/workers.ts [--quick]`.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -28,7 +28,8 @@ const WARM_SECONDS = QUICK ? 0 : 2;
 const CONNECTIONS = 32;
 const PATH = "/v1/pets?limit=20";
 const KEY = randomBytes(16).toString("hex");
-const SERVER = fileURLToPath(new URL("../adapters/server.ts", import.meta.url));
+// As `npm start` runs it: the compiled dist/ (bench/run.ts builds it first), not through tsx.
+const SERVER = fileURLToPath(new URL("../dist/adapters/server.js", import.meta.url));
 const scenario = `GET ${PATH}, standalone server on SQLite (${PETS.toLocaleString("en")} pets), 2 workers vs 1, ${CORES} cores`;
 
 let bench: BenchStorage | undefined;
@@ -36,7 +37,7 @@ const servers: ChildProcess[] = [];
 
 /** Starts the server with `workers` processes on `spec`; resolves its port from the start-up line. */
 function startServer(workers: number, spec: string): Promise<number> {
-  const child = spawn(process.execPath, ["--import", "tsx", SERVER], {
+  const child = spawn(process.execPath, [SERVER], {
     env: {
       ...process.env,
       PORT: "0",

@@ -10,7 +10,6 @@ import { readBearer } from "./auth.ts";
 import type { Awaitable } from "./awaitable.ts";
 import { isPromise } from "./awaitable.ts";
 import { first, parseJson, refusedBody } from "./body.ts";
-import type { Refusal } from "./errors.ts";
 import { isPetStoreError, isRefusal, refuse } from "./errors.ts";
 import type { HeaderValue, PetStoreRequest, PetStoreResponse } from "./http.ts";
 import { PetJson } from "./json.ts";
@@ -56,6 +55,8 @@ interface Exchange {
   method: string;
   head: boolean;
   requestId: string;
+  /** The accepted bearer token, once authenticated: only ever turned into a scope (lib/rules.ts). */
+  token?: string;
   /** The template of the route the path matched (for observers), once step 1 found one. */
   route: string | undefined;
 }
@@ -133,15 +134,13 @@ function route(h: Handler, path: string): Route {
   return undefined;
 }
 
-/** An error response for this exchange. */
-function refused(x: Exchange, error: Refusal, extra?: Record<string, string>): PetStoreResponse {
-  return errorResponse(error, x.head, x.requestId, extra);
-}
-
 /** 401, with the challenge RFC 6750 asks for. */
 function unauthorized(h: Handler, x: Exchange, missing: boolean, isItem: boolean): PetStoreResponse {
   const challenge = missing ? CHALLENGE_MISSING : CHALLENGE_INVALID;
-  return refused(x, refuse("unauthorized"), { ...(isItem ? h.deprecation : undefined), "www-authenticate": challenge });
+  return errorResponse(refuse("unauthorized"), x.head, x.requestId, {
+    ...(isItem ? h.deprecation : undefined),
+    "www-authenticate": challenge,
+  });
 }
 
 /** The 500 response to anything unexpected, reported to onError. */
@@ -149,21 +148,21 @@ function unexpected(h: Handler, x: Exchange, error: unknown): PetStoreResponse {
   try {
     h.onError(error, x.request);
   } catch {}
-  return refused(x, refuse("internal_error"));
+  return errorResponse(refuse("internal_error"), x.head, x.requestId);
 }
 
 /**
  * The response to an error an operation threw or rejected with: the contract's response for a
  * PetStoreError, a 500 reported to onError for anything else. Never throws.
  */
-function errorFor(h: Handler, x: Exchange, error: unknown, extra?: Record<string, string>): PetStoreResponse {
+function thrownResponse(h: Handler, x: Exchange, error: unknown, extra?: Record<string, string>): PetStoreResponse {
   if (!isPetStoreError(error)) return unexpected(h, x, error);
   if (error.code === "internal_error") {
     try {
       h.onError(error, x.request);
     } catch {}
   }
-  return refused(x, error, extra);
+  return errorResponse(error, x.head, x.requestId, extra);
 }
 
 /** The response an operation will give, with its failures turned into responses too. */
@@ -174,13 +173,13 @@ function settle(
   extra?: Record<string, string>,
 ): Awaitable<PetStoreResponse> {
   if (!isPromise(response)) return response;
-  return response.then(undefined, (error: unknown) => errorFor(h, x, error, extra));
+  return response.then(undefined, (error: unknown) => thrownResponse(h, x, error, extra));
 }
 
 /** GET/HEAD {base}/pets: a page, with `Link: rel="next"` when more follow. */
 function listPetsResponse(h: Handler, x: Exchange, rawQuery: string): Awaitable<PetStoreResponse> {
   const query = listQuery(rawQuery);
-  if (isRefusal(query)) return refused(x, query);
+  if (isRefusal(query)) return errorResponse(query, x.head, x.requestId);
   const page = h.ops.listPets(query);
   return isPromise(page) ? page.then((p) => pageResponse(h, x, p)) : pageResponse(h, x, page);
 }
@@ -212,7 +211,7 @@ function getPetResponse(h: Handler, x: Exchange, rawId: string): Awaitable<PetSt
  */
 function createPetResponse(h: Handler, x: Exchange): Awaitable<PetStoreResponse> {
   const refusal = refusedBody(x.headers, h.maxBodyBytes);
-  if (refusal !== undefined) return refused(x, refusal);
+  if (refusal !== undefined) return errorResponse(refusal, x.head, x.requestId);
   return createFromBody(h, x);
 }
 
@@ -221,14 +220,14 @@ async function createFromBody(h: Handler, x: Exchange): Promise<PetStoreResponse
   try {
     const raw = x.request.body;
     const body = parseJson(typeof raw === "function" ? await raw(h.maxBodyBytes) : raw, h.maxBodyBytes);
-    if (isRefusal(body)) return refused(x, body);
-    const pet = await h.ops.createPet(body.value);
+    if (isRefusal(body)) return errorResponse(body, x.head, x.requestId);
+    const pet = await h.ops.createPet(body.value, { requestId: x.requestId, token: x.token });
     // Not cached: most new pets are not read back soon, and a cache entry a create costs more than it saves.
     return jsonResponse(201, h.json.one(pet, false), false, x.requestId, {
       location: `${h.collectionPath}/${pet.id}`,
     });
   } catch (error) {
-    return errorFor(h, x, error);
+    return thrownResponse(h, x, error);
   }
 }
 
@@ -242,6 +241,7 @@ function authenticate(
   const credentials = readBearer(x.headers.authorization);
   if (credentials.kind !== "bearer") return unauthorized(h, x, credentials.kind === "missing", isItem);
   const verdict = h.verify(credentials.token);
+  x.token = credentials.token;
   if (typeof verdict === "boolean") return verdict ? operation() : unauthorized(h, x, false, isItem);
   return Promise.resolve(verdict)
     .then((ok) => (ok === true ? operation() : unauthorized(h, x, false, isItem)))
@@ -252,32 +252,35 @@ function authenticate(
 function run(h: Handler, x: Exchange): Awaitable<PetStoreResponse> {
   const { path, query } = target(x.request);
   const found = route(h, path);
-  if (found === undefined) return refused(x, refuse("not_found"));
+  if (found === undefined) return errorResponse(refuse("not_found"), x.head, x.requestId);
   x.route = found.kind === "collection" ? h.collectionPath : found.kind === "item" ? h.itemRoute : path;
   const { method, head } = x;
   if (found.kind === "public") {
-    if (method !== "GET" && !head) return refused(x, refuse("method_not_allowed"), { allow: ALLOW_ITEM });
+    if (method !== "GET" && !head)
+      return errorResponse(refuse("method_not_allowed"), x.head, x.requestId, { allow: ALLOW_ITEM });
     const doc = (h.publicRoutes[found.name] as () => { contentType: string; body: string })();
     return jsonResponse(200, doc.body, head, x.requestId, undefined, doc.contentType);
   }
   if (found.kind === "item") {
-    if (method !== "GET" && !head) return refused(x, refuse("method_not_allowed"), { allow: ALLOW_ITEM });
+    if (method !== "GET" && !head)
+      return errorResponse(refuse("method_not_allowed"), x.head, x.requestId, { allow: ALLOW_ITEM });
     const rawId = found.rawId;
     return authenticate(h, x, true, () => {
       try {
         return settle(h, x, getPetResponse(h, x, rawId), h.deprecation);
       } catch (error) {
-        return errorFor(h, x, error, h.deprecation);
+        return thrownResponse(h, x, error, h.deprecation);
       }
     });
   }
   if (method === "POST") return authenticate(h, x, false, () => createPetResponse(h, x));
-  if (method !== "GET" && !head) return refused(x, refuse("method_not_allowed"), { allow: ALLOW_COLLECTION });
+  if (method !== "GET" && !head)
+    return errorResponse(refuse("method_not_allowed"), x.head, x.requestId, { allow: ALLOW_COLLECTION });
   return authenticate(h, x, false, () => {
     try {
       return settle(h, x, listPetsResponse(h, x, query));
     } catch (error) {
-      return errorFor(h, x, error);
+      return thrownResponse(h, x, error);
     }
   });
 }

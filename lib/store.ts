@@ -14,6 +14,8 @@ import { openApiRoute } from "./openapi.ts";
 import type { Operations } from "./operations.ts";
 import { checkListQuery, createOperations, guardStorage, observedGuard } from "./operations.ts";
 import { BASE_PATH_PATTERN } from "./patterns.ts";
+import type { PetStoreRules } from "./rules.ts";
+import { checkRules, inProcessContext } from "./rules.ts";
 import { DEFAULT_DEPRECATED_AT, DEFAULT_SUNSET_AT } from "./schemas.ts";
 import { memoryStorage } from "./storage/memory.ts";
 import type { PetStorage } from "./storage/port.ts";
@@ -33,8 +35,17 @@ export interface PetStoreOptions {
   deprecatedAt?: Date;
   /** When getPet goes away (the `Sunset` header). Default 2030-12-05. */
   sunsetAt?: Date;
-  /** Called with every unexpected error (answered 500) and every invalid stored value. */
+  /**
+   * Called with every unexpected error (answered 500), every invalid stored value, and every
+   * failure of a business rule (see `rules`).
+   */
   onError?: (error: unknown) => void;
+  /**
+   * The application's own business rules, applied on every path (any adapter, and `createPet`):
+   * `beforeCreate` may refuse a create with a `RuleViolation`; `afterCreate` runs once the pet is
+   * stored; `codes` lists the rule codes in the served OpenAPI document. See docs/rules.md.
+   */
+  rules?: PetStoreRules;
   /**
    * Called with each answered request `{ kind: "request", method, route, status, durationMs,
    * requestId }` and each storage call `{ kind: "storage", operation, backend, durationMs, failed }`,
@@ -75,6 +86,7 @@ const OPTIONS = new Set([
   "deprecatedAt",
   "sunsetAt",
   "onError",
+  "rules",
   "observe",
 ]);
 
@@ -146,8 +158,9 @@ export function createPetStore(options: PetStoreOptions): PetStore {
   const maxBodyBytes = checkPositive("maxBodyBytes", options.maxBodyBytes ?? 64 * 1024);
   const timeoutMs = checkPositive("operationTimeoutMs", options.operationTimeoutMs ?? 2000);
   const onError = options.onError ?? ((error: unknown) => console.error("petstore: unexpected error", error));
+  const rules = checkRules(options.rules);
   const observe = options.observe === undefined ? undefined : safeObserver(options.observe, onError);
-  const ops = createOperations(storage, timeoutMs, observe);
+  const ops = createOperations(storage, { timeoutMs, rules, onError: (error) => onError(error), observe });
   const ping = observedGuard(guardStorage(timeoutMs), storage.kind, observe);
   const { handle, respond } = createHandler(ops, {
     basePath,
@@ -159,14 +172,20 @@ export function createPetStore(options: PetStoreOptions): PetStore {
     stablePets: storage.inProcess === true,
     observe,
     publicRoutes: {
-      "openapi.json": openApiRoute({ basePath, deprecatedAt: options.deprecatedAt, sunsetAt: options.sunsetAt }),
+      "openapi.json": openApiRoute({
+        basePath,
+        deprecatedAt: options.deprecatedAt,
+        sunsetAt: options.sunsetAt,
+        ruleCodes: rules?.codes,
+      }),
     },
   });
   let closing: Promise<void> | undefined;
 
   return {
     listPets: async (query) => ops.listPets(checkListQuery(query)),
-    createPet: async (input) => ops.createPet(input),
+    createPet: async (input, context) =>
+      ops.createPet(input, rules === undefined ? undefined : { ...inProcessContext(context), report: true }),
     getPet: async (id) => ops.getPet(id),
     handle,
     respond,

@@ -10,7 +10,7 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { alternating, median, spread } from "../../bench/measure.ts";
 import { markdownTable, type Row, row, unavailable } from "../../bench/report.ts";
-import { ROOT, startProgram } from "../program.ts";
+import { ROOT, startProgram } from "../support/program.ts";
 
 test("bench: alternating() runs the pairs A B, B A, A B, … and hands back each side's results in round order", async () => {
   const order: string[] = [];
@@ -119,6 +119,24 @@ test("bench: run.ts measures the scenarios asked for, prints the table and the t
     assert.is(results.rows.length, 1);
     assert.is(results.rows[0].id, "M1");
     assert.ok(results.rows[0].ours > 0, "the bytes a pet were measured");
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("bench: T1 measures how long startTestServer() takes to be ready and judges it against 100 ms", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "petstore-bench-"));
+  try {
+    const out = join(dir, "results.json");
+    const run = await bench(["--quick", "--out", out, "T1"]);
+    assert.is(run.status, 0, run.stderr);
+    assert.match(
+      run.stdout,
+      /^\| T1 \| startTestServer\(\) ready, first start \| [0-9.,]+ \| — \| ms \| — \| ≤ 100 ms \| (pass|miss) \|/m,
+    );
+    const results = JSON.parse(readFileSync(out, "utf8"));
+    assert.is(results.rows[0].id, "T1");
+    assert.ok(results.rows[0].ours > 0, "the milliseconds were measured");
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -11,7 +11,7 @@ import * as assert from "uvu/assert";
 import { createNodeHandler } from "../../adapters/node-http.ts";
 import type { Observation, PetStorage, RequestObservation, StorageObservation } from "../../lib/index.ts";
 import { isPromise, memoryStorage } from "../../lib/index.ts";
-import { AUTH, call, KEY, makeStore } from "../helpers.ts";
+import { AUTH, call, KEY, makeStore } from "../support/helpers.ts";
 
 function recorder() {
   const seen: Observation[] = [];

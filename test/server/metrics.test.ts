@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { type Child, spawnServer, startedUrl } from "../server-child.ts";
+import { type Child, spawnServer, startedUrl } from "../support/server-child.ts";
 
 const KEY = "metrics-test-key-5f2c9d";
 const AUTH = { authorization: `Bearer ${KEY}` };

@@ -13,8 +13,8 @@ import { restartDelay } from "../../adapters/cluster.ts";
 import { ConfigError, loadConfig } from "../../adapters/config.ts";
 import type { Pet } from "../../lib/index.ts";
 import { openStorage } from "../../lib/index.ts";
-import { type Child, jsonLines, spawnServer, startedUrl } from "../server-child.ts";
 import { startPetLoad } from "../support/pet-load.ts";
+import { type Child, jsonLines, spawnServer, startedUrl } from "../support/server-child.ts";
 
 const KEY = "workers-test-key";
 const dir = mkdtempSync(join(tmpdir(), "petstore-workers-"));

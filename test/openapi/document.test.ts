@@ -1,0 +1,234 @@
+/** The OpenAPI document: in sync with the schemas, shaped as the contract says, served without a key. */
+import { readFileSync } from "node:fs";
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import type { ErrorCode } from "../../lib/errors.ts";
+import { ERRORS } from "../../lib/errors.ts";
+import { buildOpenApi } from "../../lib/index.ts";
+import { call, makeStore } from "../support/helpers.ts";
+
+// biome-ignore lint/suspicious/noExplicitAny: the document is free-form JSON
+type Json = any;
+
+const doc: Json = buildOpenApi();
+const ops: Record<string, Json> = {
+  listPets: doc.paths["/pets"].get,
+  createPet: doc.paths["/pets"].post,
+  getPet: doc.paths["/pets/{petId}"].get,
+};
+const resolve = (node: Json): Json =>
+  node?.$ref
+    ? node.$ref
+        .slice(2)
+        .split("/")
+        .reduce((n: Json, k: string) => n[k], doc)
+    : node;
+const codesOf = (response: Json): string[] =>
+  resolve(response).content["application/json"].schema.allOf[1].properties.code.enum;
+
+test("openapi.json: the committed file equals the document generated from the schemas (else run `npm run openapi`)", () => {
+  const committed = JSON.parse(readFileSync(new URL("../../openapi.json", import.meta.url), "utf8"));
+  assert.equal(committed, doc);
+});
+
+test("openapi: the document is OpenAPI 3.1 of interface version 1.0.0", () => {
+  assert.is(doc.openapi, "3.1.0");
+  assert.is(doc.info.version, "1.0.0");
+});
+
+test("openapi: the operations are listPets (GET /pets), createPet (POST /pets) and getPet (GET /pets/{petId}), nothing else", () => {
+  const found = Object.entries<Json>(doc.paths).flatMap(([path, item]) =>
+    Object.entries<Json>(item).map(([method, op]) => `${op.operationId} ${method.toUpperCase()} ${path}`),
+  );
+  assert.equal(found.sort(), ["createPet POST /pets", "getPet GET /pets/{petId}", "listPets GET /pets"]);
+});
+
+test("openapi: every operation requires the bearer security scheme", () => {
+  assert.equal(doc.components.securitySchemes.bearerAuth, {
+    type: "http",
+    scheme: "bearer",
+    description: doc.components.securitySchemes.bearerAuth.description,
+  });
+  for (const [name, op] of Object.entries(ops)) assert.equal(op.security, [{ bearerAuth: [] }], name);
+  assert.equal(doc.security, [{ bearerAuth: [] }]);
+});
+
+test("openapi: servers are production and staging, with the base URL as a server variable", () => {
+  assert.equal(
+    doc.servers.map((s: Json) => s.description),
+    ["Production", "Staging"],
+  );
+  for (const server of doc.servers) {
+    assert.is(server.url, "{baseUrl}");
+    assert.is(server.variables.baseUrl.default, "/v1");
+  }
+  const custom = buildOpenApi({ basePath: "/api", productionUrl: "https://pets.test/api" });
+  assert.is(custom.servers[0].variables.baseUrl.default, "https://pets.test/api");
+  assert.is(custom.servers[1].variables.baseUrl.default, "/api");
+});
+
+const expectedStatuses: Record<string, string[]> = {
+  listPets: ["200", "400", "401", "500", "503"],
+  createPet: ["201", "400", "401", "413", "415", "500", "503"],
+  getPet: ["200", "400", "401", "404", "500", "503"],
+};
+const expectedCodes: Record<string, Record<string, ErrorCode[]>> = {
+  listPets: {
+    "400": ["invalid_query"],
+    "401": ["unauthorized"],
+    "500": ["internal_error"],
+    "503": ["storage_unavailable"],
+  },
+  createPet: {
+    "400": ["invalid_body", "malformed_json"],
+    "401": ["unauthorized"],
+    "413": ["payload_too_large"],
+    "415": ["unsupported_media_type"],
+    "500": ["internal_error"],
+    "503": ["storage_unavailable"],
+  },
+  getPet: {
+    "400": ["invalid_pet_id"],
+    "401": ["unauthorized"],
+    "404": ["pet_not_found"],
+    "500": ["internal_error"],
+    "503": ["storage_unavailable"],
+  },
+};
+
+for (const name of Object.keys(expectedStatuses)) {
+  test(`openapi ${name}: documents exactly the statuses and error codes the contract lets it produce`, () => {
+    const op = ops[name];
+    assert.equal(Object.keys(op.responses).sort(), expectedStatuses[name]);
+    for (const [status, codes] of Object.entries(expectedCodes[name] as Record<string, ErrorCode[]>)) {
+      assert.equal(codesOf(op.responses[status]), codes, `${name} ${status}`);
+      for (const code of codes) assert.is(ERRORS[code].status, Number(status), code);
+      const schema = op.responses[status].content["application/json"].schema;
+      assert.equal(schema.allOf[0], { $ref: "#/components/schemas/Error" });
+      assert.equal(schema.allOf[1].properties.status, { const: Number(status) });
+    }
+  });
+}
+
+test("openapi: every code of the error table is documented (404 not_found and 405 as components with Allow)", () => {
+  const documented = new Set<string>();
+  for (const op of Object.values(ops)) {
+    for (const [status, response] of Object.entries<Json>(op.responses))
+      if (Number(status) >= 400) for (const c of codesOf(response)) documented.add(c);
+  }
+  for (const response of Object.values<Json>(doc.components.responses))
+    for (const c of codesOf(response)) documented.add(c);
+  assert.equal([...documented].sort(), Object.keys(ERRORS).sort());
+  assert.ok(doc.components.responses.MethodNotAllowed.headers.Allow);
+  assert.equal(codesOf(doc.components.responses.NotFound), ["not_found"]);
+});
+
+test("openapi: every response carries required X-Request-Id and Cache-Control: no-store", () => {
+  const all = [
+    ...Object.values(ops).flatMap((op) => Object.values<Json>(op.responses)),
+    ...Object.values<Json>(doc.components.responses),
+  ];
+  for (const response of all) {
+    assert.ok(response.headers["X-Request-Id"], response.description);
+    assert.ok(response.headers["Cache-Control"], response.description);
+  }
+  assert.is(resolve(all[0].headers["Cache-Control"]).schema.const, "no-store");
+  assert.is(resolve(all[0].headers["X-Request-Id"]).required, true);
+});
+
+test("openapi: 503 storage_unavailable documents Retry-After and 401 documents WWW-Authenticate, on every operation", () => {
+  for (const [name, op] of Object.entries(ops)) {
+    assert.ok(op.responses["503"].headers["Retry-After"], name);
+    assert.ok(op.responses["401"].headers["WWW-Authenticate"], name);
+  }
+});
+
+test("openapi NewPet and Pet: come from the valibot schemas, refuse unknown fields, bound ids to 2^53-1 (int64)", () => {
+  const { NewPet, Pet, PetStatus } = doc.components.schemas;
+  assert.is(NewPet.additionalProperties, false);
+  assert.is(Pet.additionalProperties, false);
+  assert.equal(NewPet.required, ["name", "categoryId"]);
+  assert.equal(Pet.required, ["id", "name", "categoryId", "status"]);
+  assert.equal(Object.keys(Pet.properties), ["id", "name", "categoryId", "status"]);
+  assert.equal(PetStatus.enum, ["available", "pending", "sold"]);
+  assert.equal(NewPet.properties.status, { $ref: "#/components/schemas/PetStatus" });
+  for (const field of [NewPet.properties.categoryId, Pet.properties.id, Pet.properties.categoryId]) {
+    assert.equal([field.type, field.format, field.minimum, field.maximum], ["integer", "int64", 1, 9007199254740991]);
+  }
+  assert.equal([NewPet.properties.name.minLength, NewPet.properties.name.maxLength], [1, 200]);
+});
+
+test("openapi listPets: limit 1..100 default 20, status is a PetStatus, cursor is a string; 200 documents an optional Link (rel=next)", () => {
+  const params = Object.fromEntries(
+    ops.listPets.parameters.filter((p: Json) => p.in === "query").map((p: Json) => [p.name, p]),
+  );
+  assert.equal(params.limit.schema, { type: "integer", minimum: 1, maximum: 100, default: 20 });
+  assert.equal(params.status.schema, { $ref: "#/components/schemas/PetStatus" });
+  assert.is(params.cursor.schema.type, "string");
+  const link = resolve(ops.listPets.responses["200"].headers.Link);
+  assert.is(link.required, false);
+  assert.ok(new RegExp(link.schema.pattern).test('</v1/pets?limit=2&cursor=abc>; rel="next"'));
+  assert.equal(ops.listPets.responses["200"].content["application/json"].schema, { $ref: "#/components/schemas/Pets" });
+});
+
+test("openapi createPet: requires a NewPet body; 201 returns a Pet with a required Location", () => {
+  assert.is(ops.createPet.requestBody.required, true);
+  assert.equal(ops.createPet.requestBody.content["application/json"].schema, { $ref: "#/components/schemas/NewPet" });
+  const created = ops.createPet.responses["201"];
+  assert.is(resolve(created.headers.Location).required, true);
+  assert.equal(created.content["application/json"].schema, { $ref: "#/components/schemas/Pet" });
+});
+
+test("openapi getPet: deprecated, x-deprecated-sunset 2030-12-05, Deprecation/Sunset/Link headers on 200, 400 and 404", () => {
+  assert.is(ops.getPet.deprecated, true);
+  assert.is(ops.getPet["x-deprecated-sunset"], "2030-12-05");
+  const petId = ops.getPet.parameters.find((p: Json) => p.name === "petId");
+  assert.equal(
+    [petId.in, petId.required, petId.schema.minimum, petId.schema.maximum],
+    ["path", true, 1, 9007199254740991],
+  );
+  for (const status of ["200", "400", "404"]) {
+    const h = ops.getPet.responses[status].headers;
+    assert.equal(
+      [h.Deprecation, h.Sunset, h.Link].map((x: Json) => resolve(x).required),
+      [true, true, true],
+      status,
+    );
+  }
+  assert.ok(
+    new RegExp(resolve(ops.getPet.responses["200"].headers.Sunset).schema.pattern).test(
+      "Thu, 05 Dec 2030 00:00:00 GMT",
+    ),
+  );
+  assert.ok(new RegExp(resolve(ops.getPet.responses["200"].headers.Deprecation).schema.pattern).test("@1795564800"));
+});
+
+test("GET {base}/openapi.json is served without a key, as JSON, and names the store's base path in its servers", async () => {
+  const store = makeStore({ basePath: "/api/v2" });
+  const res = await call(store, "GET", "/api/v2/openapi.json", { auth: false });
+  assert.is(res.status, 200);
+  assert.is(res.headers["content-type"], "application/json; charset=utf-8");
+  const served = JSON.parse(res.body);
+  assert.equal(served, buildOpenApi({ basePath: "/api/v2" }));
+  assert.is(served.servers[0].variables.baseUrl.default, "/api/v2");
+  const head = await call(store, "HEAD", "/api/v2/openapi.json", { auth: false });
+  assert.equal([head.status, head.body, head.headers["content-length"]], [200, "", res.headers["content-length"]]);
+  await store.close();
+});
+
+test("GET /v1/openapi.json with the default store equals the committed openapi.json", async () => {
+  const store = makeStore();
+  const res = await call(store, "GET", "/v1/openapi.json", { auth: false });
+  assert.equal(JSON.parse(res.body), JSON.parse(readFileSync(new URL("../../openapi.json", import.meta.url), "utf8")));
+  await store.close();
+});
+
+test("POST {base}/openapi.json is refused with 405 method_not_allowed and Allow: GET, HEAD", async () => {
+  const store = makeStore();
+  const res = await call(store, "POST", "/v1/openapi.json", { body: "{}" });
+  assert.is(res.status, 405);
+  assert.is(res.headers.allow, "GET, HEAD");
+  await store.close();
+});
+
+test.run();

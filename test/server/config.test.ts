@@ -1,0 +1,159 @@
+/**
+ * The standalone server's configuration: how environment variables and flags are read, and
+ * that a configuration which cannot work ends the process with code 2 and one clear line on
+ * stderr, never a stack trace and never a printed key.
+ */
+import { spawn } from "node:child_process";
+import net from "node:net";
+import { fileURLToPath } from "node:url";
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { ConfigError, loadConfig } from "../../adapters/config.ts";
+import type { Child } from "../support/server-child.ts";
+import { spawnServer } from "../support/server-child.ts";
+
+const children: Child[] = [];
+test.after.each(async () => {
+  for (const child of children.splice(0)) await child.stop();
+});
+
+test("config: the defaults are port 8080 on 127.0.0.1, memory storage, base path /v1, log level info", () => {
+  const { config, generatedKey } = loadConfig({ PETSTORE_API_KEYS: "k1" });
+  assert.equal(config, {
+    port: 8080,
+    host: "127.0.0.1",
+    storage: "memory",
+    basePath: "/v1",
+    logLevel: "info",
+    apiKeys: ["k1"],
+  });
+  assert.is(generatedKey, false);
+});
+
+test("config: flags override the environment, and an empty variable counts as unset", () => {
+  const env = { PORT: "", HOST: "", PETSTORE_STORAGE: "", LOG_LEVEL: "", PETSTORE_API_KEYS: "k1" };
+  assert.is(loadConfig(env).config.port, 8080);
+  const { config } = loadConfig({ ...env, PORT: "9000", PETSTORE_BASE_PATH: "/v9" }, [
+    "--port=0",
+    "--host",
+    "0.0.0.0",
+    "--storage",
+    "sqlite:./x.db",
+    "--base-path",
+    "/api/v1",
+    "--log-level=WARN",
+  ]);
+  assert.equal(
+    [config.port, config.host, config.storage, config.basePath, config.logLevel],
+    [0, "0.0.0.0", "sqlite:./x.db", "/api/v1", "warn"],
+  );
+});
+
+test("config: PETSTORE_API_KEYS is a comma-separated list, spaces around keys ignored", () => {
+  assert.equal(loadConfig({ PETSTORE_API_KEYS: " a1 , b2,,c3 " }).config.apiKeys, ["a1", "b2", "c3"]);
+});
+
+test("config: without PETSTORE_API_KEYS one random key is generated, different each time", () => {
+  const first = loadConfig({});
+  const second = loadConfig({ PETSTORE_API_KEYS: " " });
+  assert.ok(first.generatedKey && second.generatedKey);
+  assert.is(first.config.apiKeys.length, 1);
+  assert.ok((first.config.apiKeys[0] ?? "").length >= 32);
+  assert.is.not(first.config.apiKeys[0], second.config.apiKeys[0]);
+});
+
+test("config: bad values throw ConfigError naming the setting, never echoing a key", () => {
+  const cases: [Record<string, string>, string[], RegExp][] = [
+    [{ PORT: "eighty" }, [], /PORT/],
+    [{ PORT: "65536" }, [], /PORT/],
+    [{ PORT: "-1" }, [], /PORT/],
+    [{}, ["--port", "1e3"], /PORT/],
+    [{ LOG_LEVEL: "loud" }, [], /LOG_LEVEL/],
+    [{ PETSTORE_BASE_PATH: "v1" }, [], /PETSTORE_BASE_PATH/],
+    [{ PETSTORE_BASE_PATH: "/v1/" }, [], /PETSTORE_BASE_PATH/],
+    [{ PETSTORE_API_KEYS: ",," }, [], /PETSTORE_API_KEYS/],
+    [{ PETSTORE_API_KEYS: "good,bad key" }, [], /PETSTORE_API_KEYS/],
+    [{}, ["--api-keys=secret-on-the-command-line"], /PETSTORE_API_KEYS/],
+    [{}, ["--colour"], /--colour/],
+    [{}, ["stray"], /stray|positional/i],
+  ];
+  for (const [env, argv, message] of cases) {
+    try {
+      loadConfig({ PETSTORE_API_KEYS: "k1", ...env }, argv);
+      assert.unreachable(`${JSON.stringify(env)} ${argv.join(" ")} was accepted`);
+    } catch (error) {
+      assert.instance(error, ConfigError, String(error));
+      assert.match((error as Error).message, message);
+      assert.not.match((error as Error).message, /bad key|secret-on-the-command-line/);
+      assert.not.ok((error as Error).message.includes("\n"), "one line");
+    }
+  }
+});
+
+/** Runs the server with a bad configuration: it must exit 2 with one line on stderr. */
+async function expectExit2(env: Record<string, string>, args: string[], mentions: RegExp): Promise<void> {
+  const child = spawnServer({ PETSTORE_API_KEYS: "a-key-never-printed", ...env }, args);
+  children.push(child);
+  const code = await child.exited(20_000);
+  const stderr = child.stderr();
+  assert.is(code, 2, `exit code (stderr: ${stderr})`);
+  assert.is(stderr.split("\n").length, 2, `exactly one line: ${JSON.stringify(stderr)}`);
+  assert.ok(stderr.endsWith("\n"));
+  assert.match(stderr, mentions);
+  assert.not.match(stderr, /\n\s+at |Error:|\.ts:\d+/, "no stack trace");
+  assert.not.ok(stderr.includes("a-key-never-printed") || child.stdout().includes("a-key-never-printed"));
+  assert.not.match(child.stdout(), /listening/);
+}
+
+test("server: an unparsable PORT exits 2 with one line on stderr", async () => {
+  await expectExit2({ PORT: "http" }, [], /PORT/);
+});
+
+test("server: an unknown storage scheme exits 2 with one line on stderr", async () => {
+  await expectExit2({ PORT: "0", PETSTORE_STORAGE: "ftp://user:pw@example.com/pets" }, [], /storage/i);
+});
+
+test("server: an unreachable storage at start exits 2 with one line on stderr, without the password", async () => {
+  await expectExit2({ PORT: "0", PETSTORE_STORAGE: "redis://:hunter22@127.0.0.1:1" }, [], /redis|storage/i);
+  assert.not.match(children[0]?.stderr() ?? "", /hunter22/);
+});
+
+test("server: a bad LOG_LEVEL or base path exits 2 with one line on stderr", async () => {
+  await expectExit2({ PORT: "0", LOG_LEVEL: "chatty" }, [], /LOG_LEVEL/);
+  await expectExit2({ PORT: "0" }, ["--base-path", "no-slash"], /PETSTORE_BASE_PATH/);
+});
+
+test("server: a key given as a flag is refused (keys come only from PETSTORE_API_KEYS), exit 2", async () => {
+  await expectExit2({ PORT: "0" }, ["--api-keys", "k"], /PETSTORE_API_KEYS/);
+});
+
+test("server: a port already in use exits 2 with one line on stderr", async () => {
+  const blocker = net.createServer();
+  await new Promise<void>((resolve) => blocker.listen(0, "127.0.0.1", resolve));
+  const port = (blocker.address() as net.AddressInfo).port;
+  try {
+    await expectExit2({ PORT: String(port) }, [], /EADDRINUSE/);
+  } finally {
+    await new Promise((resolve) => blocker.close(resolve));
+  }
+});
+
+test("bin/petstore.js: --help prints the usage and exits 0 (from a checkout, through tsx)", async () => {
+  const root = fileURLToPath(new URL("../..", import.meta.url));
+  const child = spawn(process.execPath, ["bin/petstore.js", "--help"], {
+    cwd: root,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let out = "";
+  child.stdout.setEncoding("utf8").on("data", (s: string) => {
+    out += s;
+  });
+  const timer = setTimeout(() => child.kill("SIGKILL"), 20_000);
+  const code = await new Promise((resolve) => child.once("exit", resolve));
+  clearTimeout(timer);
+  assert.is(code, 0);
+  assert.match(out, /Usage: petstore/);
+  assert.match(out, /PETSTORE_API_KEYS/);
+});
+
+test.run();
