@@ -2,9 +2,11 @@
 import { readFileSync } from "node:fs";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { TARGETS } from "./conformance/targets.ts";
+import { closeTargets, TARGETS } from "./conformance/targets.ts";
 
 const committed = JSON.parse(readFileSync(new URL("../openapi.json", import.meta.url), "utf8"));
+
+test.after(closeTargets);
 
 for (const target of TARGETS) {
   test(`${target.name}: GET /v1/openapi.json without a key answers 200 with the committed openapi.json; HEAD too, without a body`, async () => {

@@ -1,19 +1,22 @@
 /**
- * The four targets of the conformance suite, each serving a fresh memory store with one key:
+ * The targets of the conformance suite, each serving a fresh memory store with one key:
  * `handle()` called directly, the Node adapter through node-mocks-http, the hapi plugin through
- * `server.inject`, and the standalone server over a real socket.
+ * `server.inject`, the standalone server over a real socket, the fetch handler called in process,
+ * and the fetch handler served over a socket by Bun, Deno and workerd (runtimes.ts).
  */
 import { EventEmitter } from "node:events";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import http from "node:http";
+import { brotliDecompressSync, gunzipSync, inflateSync } from "node:zlib";
 import Hapi from "@hapi/hapi";
 import { createRequest, createResponse } from "node-mocks-http";
+import { createFetchHandler } from "../../adapters/fetch.ts";
 import { petStorePlugin } from "../../adapters/hapi.ts";
 import { createLogger } from "../../adapters/logger.ts";
 import { createNodeHandler } from "../../adapters/node-http.ts";
 import { startServer } from "../../adapters/server.ts";
-import type { PetStore } from "../../lib/index.ts";
 import { createPetStore } from "../../lib/index.ts";
+import { runtimeTargets } from "./runtimes.ts";
 
 export const KEY = "conformance-key";
 
@@ -32,9 +35,16 @@ export interface Answer {
   body: string;
 }
 
+/** A NewPet as `store.createPet` takes it. */
+export interface Seed {
+  name: string;
+  categoryId: number;
+  status?: "available" | "pending" | "sold";
+}
+
 export interface Session {
-  /** The store behind the target, to seed pets without HTTP. */
-  store: PetStore;
+  /** Creates a pet in the store behind the target, without HTTP (in process, or by the child's own channel). */
+  seed(pet: Seed): Promise<void>;
   send(req: Req): Promise<Answer>;
   close(): Promise<void>;
 }
@@ -54,7 +64,7 @@ export function wireHeaders(req: Req): Record<string, string> {
   return headers;
 }
 
-function textHeaders(headers: Record<string, unknown>): Record<string, string> {
+export function textHeaders(headers: Record<string, unknown>): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [name, value] of Object.entries(headers)) {
     if (value !== undefined) out[name.toLowerCase()] = Array.isArray(value) ? value.join(", ") : String(value);
@@ -67,7 +77,7 @@ const direct: Target = {
   async open() {
     const store = createPetStore({ auth: [KEY] });
     return {
-      store,
+      seed: (pet) => store.createPet(pet).then(() => {}),
       send: (req) =>
         store.handle({
           method: req.method,
@@ -86,7 +96,7 @@ const nodeMocks: Target = {
     const store = createPetStore({ auth: [KEY] });
     const listener = createNodeHandler(store);
     return {
-      store,
+      seed: (pet) => store.createPet(pet).then(() => {}),
       send(req) {
         const mockReq = createRequest<IncomingMessage>({
           method: req.method as "GET",
@@ -134,7 +144,7 @@ const hapi: Target = {
       return h.continue;
     });
     return {
-      store,
+      seed: (pet) => store.createPet(pet).then(() => {}),
       async send(req) {
         const res = await server.inject({
           method: req.method,
@@ -152,6 +162,40 @@ const hapi: Target = {
   },
 };
 
+/** Sends `req` over a socket (one kept-alive connection per agent); a compressed body is decoded. */
+export function sendOver(port: number, agent: http.Agent, req: Req): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const request = http.request(
+      {
+        host: "127.0.0.1",
+        port,
+        method: req.method,
+        path: req.path,
+        headers: wireHeaders(req),
+        agent,
+        timeout: 10_000,
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on("data", (chunk: Buffer) => chunks.push(chunk));
+        res.on("error", reject);
+        res.on("end", () => {
+          let body = Buffer.concat(chunks);
+          const encoding = res.headers["content-encoding"];
+          if (encoding === "gzip") body = gunzipSync(body);
+          else if (encoding === "br") body = brotliDecompressSync(body);
+          else if (encoding === "deflate") body = inflateSync(body);
+          resolve({ status: res.statusCode ?? 0, headers: textHeaders(res.headers), body: body.toString("utf8") });
+        });
+      },
+    );
+    request.on("error", reject);
+    request.on("timeout", () => request.destroy(new Error("no answer within 10 s")));
+    if (req.body !== undefined) request.write(req.body);
+    request.end();
+  });
+}
+
 const standalone: Target = {
   name: "standalone server (socket)",
   async open() {
@@ -161,38 +205,8 @@ const standalone: Target = {
     );
     const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
     return {
-      store: server.store,
-      send(req) {
-        return new Promise((resolve, reject) => {
-          const headers = wireHeaders(req);
-          const request = http.request(
-            {
-              host: "127.0.0.1",
-              port: server.port,
-              method: req.method,
-              path: req.path,
-              headers,
-              agent,
-              timeout: 10_000,
-            },
-            (res) => {
-              const chunks: Buffer[] = [];
-              res.on("data", (chunk: Buffer) => chunks.push(chunk));
-              res.on("end", () =>
-                resolve({
-                  status: res.statusCode ?? 0,
-                  headers: textHeaders(res.headers),
-                  body: Buffer.concat(chunks).toString("utf8"),
-                }),
-              );
-            },
-          );
-          request.on("error", reject);
-          request.on("timeout", () => request.destroy(new Error("no answer within 10 s")));
-          if (req.body !== undefined) request.write(req.body);
-          request.end();
-        });
-      },
+      seed: (pet) => server.store.createPet(pet).then(() => {}),
+      send: (req) => sendOver(server.port, agent, req),
       async close() {
         agent.destroy();
         await server.close();
@@ -201,5 +215,45 @@ const standalone: Target = {
   },
 };
 
-/** Every target the suite runs against. */
-export const TARGETS: readonly Target[] = [direct, nodeMocks, hapi, standalone];
+/** A Request as a Fetch runtime would hand it over: the body streamed in 16 KiB chunks. */
+export function toRequest(req: Req, origin = "http://127.0.0.1"): Request {
+  const headers = wireHeaders(req);
+  let body: ReadableStream<Uint8Array> | undefined;
+  if (req.body !== undefined) {
+    const bytes = Buffer.from(req.body);
+    let at = 0;
+    body = new ReadableStream({
+      pull(controller) {
+        if (at >= bytes.length) return controller.close();
+        controller.enqueue(new Uint8Array(bytes.subarray(at, at + 16_384)));
+        at += 16_384;
+      },
+    });
+  }
+  return new Request(`${origin}${req.path}`, { method: req.method, headers, body, duplex: "half" } as RequestInit);
+}
+
+/** A Response as a client reads it: lower-case header names, the body as text. */
+export async function fromResponse(res: Response): Promise<Answer> {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of res.headers) headers[name] = value;
+  return { status: res.status, headers, body: await res.text() };
+}
+
+const fetchDirect: Target = {
+  name: "fetch handler (in process)",
+  async open() {
+    const store = createPetStore({ auth: [KEY] });
+    const handler = createFetchHandler(store);
+    return {
+      seed: (pet) => store.createPet(pet).then(() => {}),
+      send: async (req) => fromResponse(await handler(toRequest(req))),
+      close: () => store.close(),
+    };
+  },
+};
+
+/** Every target the suite runs against (a runtime that is not installed is left out, loudly). */
+export const TARGETS: readonly Target[] = [direct, nodeMocks, hapi, standalone, fetchDirect, ...runtimeTargets()];
+
+export { closeTargets } from "./runtimes.ts";

@@ -1,0 +1,156 @@
+/**
+ * The Fetch adapter (Web standard `Request` in, `Response` out): one handler for `Bun.serve`,
+ * `Deno.serve`, a Cloudflare Worker's `export default { fetch }`, Next.js route handlers and
+ * Hono (`c.req.raw`). Translation only: every rule lives in the core, reached through the
+ * package's public entry point, as any third-party adapter would.
+ *
+ * The body is read from `request.body` only when the core asks for it (after routing and auth),
+ * and refused as soon as it passes the store's limit; a `Content-Length` over the limit is
+ * refused by the core before anything is read.
+ *
+ * @example
+ *   const store = createPetStore({ auth: ["my-key"] });
+ *   Bun.serve({ fetch: createFetchHandler(store) });
+ */
+import type { PetStore, PetStoreRequest, PetStoreResponse } from "../lib/index.ts";
+import { PetStoreError } from "../lib/index.ts";
+
+/** Serves requests outside the store's base path (your other routes). */
+export type FetchFallback = (request: Request) => Response | Promise<Response>;
+
+export interface FetchHandlerOptions {
+  /** Answers requests outside the base path. When absent they get the contract's `404 not_found`. */
+  fallback?: FetchFallback;
+}
+
+/** `(request) => Promise<Response>`, the shape every Fetch runtime serves. */
+export type FetchHandler = (request: Request) => Promise<Response>;
+
+type Store = Pick<PetStore, "handle" | "basePath" | "maxBodyBytes">;
+
+const OPTIONS = new Set(["fallback"]);
+
+/** True when `path` (no query) is the base path or below it. */
+function isUnder(path: string, base: string): boolean {
+  if (base === "" || !path.startsWith(base)) return base === "";
+  return path.length === base.length || path.charCodeAt(base.length) === 47; /* / */
+}
+
+/** True when a Content-Length announces at most `limit` bytes. */
+function small(length: string | undefined, limit: number): boolean {
+  return length !== undefined && /^[0-9]+$/.test(length) && Number(length) <= limit;
+}
+
+/** A request's body stream, read for the core on demand. A class: no closures per request. */
+class StreamBody {
+  /** The core asked for it. */
+  used = false;
+  /** Read to its end. */
+  complete = false;
+  readonly read: (limit: number) => Promise<Uint8Array> = this.bytes.bind(this);
+
+  constructor(private readonly stream: ReadableStream<Uint8Array>) {}
+
+  /** The bytes, rejecting with `payload_too_large` (and cancelling the stream) past `limit`. */
+  async bytes(limit: number): Promise<Uint8Array> {
+    this.used = true;
+    const reader = this.stream.getReader();
+    const chunks: Uint8Array[] = [];
+    let size = 0;
+    try {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        size += value.byteLength;
+        if (size > limit) {
+          reader.cancel().catch(() => {}); // stop the upload: nothing more of it is wanted
+          throw new PetStoreError("payload_too_large");
+        }
+        chunks.push(value);
+      }
+    } catch (error) {
+      if (error instanceof PetStoreError) throw error;
+      throw new PetStoreError("invalid_body", "The request body was cut short.");
+    }
+    this.complete = true;
+    if (chunks.length === 1) return chunks[0] as Uint8Array;
+    const body = new Uint8Array(size);
+    let at = 0;
+    for (const chunk of chunks) {
+      body.set(chunk, at);
+      at += chunk.byteLength;
+    }
+    return body;
+  }
+}
+
+/** The core's answer as a Response (no body for HEAD: the core gives "" and the GET length). */
+function toResponse(answer: PetStoreResponse): Response {
+  return new Response(answer.body === "" ? null : answer.body, { status: answer.status, headers: answer.headers });
+}
+
+/**
+ * The answer once the connection can carry the next request: a body the core did not read is
+ * drained when its Content-Length says it is small; otherwise the answer says `Connection: close`
+ * (as the Node adapter does), so a client never reuses a connection that is then cut.
+ */
+function finish(answer: PetStoreResponse, body: StreamBody | undefined, length: string | undefined, limit: number) {
+  if (body === undefined || body.complete) return toResponse(answer);
+  if (!body.used && small(length, limit)) {
+    return body.bytes(limit).then(
+      () => toResponse(answer),
+      () => toResponse(answer),
+    );
+  }
+  answer.headers.connection = "close";
+  return toResponse(answer);
+}
+
+/**
+ * Creates `(request: Request) => Promise<Response>` answering the requests under
+ * `store.basePath`; the others go to `options.fallback`, or get `404 not_found`.
+ */
+export function createFetchHandler(store: Store, options: FetchHandlerOptions = {}): FetchHandler {
+  if (!store || typeof store !== "object" || typeof store.handle !== "function") {
+    throw new TypeError("createFetchHandler: expected a store from createPetStore()");
+  }
+  if (options === null || typeof options !== "object") {
+    throw new TypeError("createFetchHandler: options must be an object such as { fallback }");
+  }
+  for (const name of Object.keys(options)) {
+    if (!OPTIONS.has(name)) throw new TypeError(`createFetchHandler: unknown option "${name}" (known: fallback)`);
+  }
+  const { fallback } = options;
+  if (fallback !== undefined && typeof fallback !== "function") {
+    throw new TypeError("createFetchHandler: options.fallback must be a function (request) => Response");
+  }
+  const { basePath, maxBodyBytes } = store;
+
+  return function petStoreFetch(request: Request): Promise<Response> {
+    const url = typeof request?.url === "string" ? request.url : undefined;
+    if (url === undefined || !(request.headers instanceof Headers)) {
+      return Promise.reject(new TypeError("createFetchHandler: the handler takes a Request"));
+    }
+    // "scheme://host[:port]/path?query": the path starts at the first "/" after "//".
+    let start = url.indexOf("//");
+    start = start === -1 ? url.indexOf("/") : url.indexOf("/", start + 2);
+    const q = start === -1 ? -1 : url.indexOf("?", start);
+    const path = start === -1 ? "/" : q === -1 ? url.slice(start) : url.slice(start, q);
+    if (!isUnder(path, basePath)) {
+      if (fallback) return Promise.resolve(fallback(request));
+    }
+    const headers: Record<string, string> = {};
+    for (const [name, value] of request.headers) headers[name] = value;
+    const stream = request.body;
+    const body = stream === null ? undefined : new StreamBody(stream);
+    const core: PetStoreRequest = {
+      method: request.method,
+      path: q === -1 ? path : `${path}${url.slice(q)}`,
+      headers,
+      body: body?.read,
+    };
+    const answer = store.handle(core);
+    if (body === undefined) return answer.then(toResponse);
+    return answer.then((a) => finish(a, body, headers["content-length"], maxBodyBytes));
+  };
+}
