@@ -43,7 +43,8 @@ function socketTarget(name: string, start: () => Promise<Server>, keepAlive = tr
       const agent = new http.Agent({ keepAlive, maxSockets: 1 });
       return {
         seed: (pet) => command(`seed ${JSON.stringify(pet)}`),
-        send: (req) => sendOver(port, agent, req),
+        // As a browser would: answers may come compressed (Deno.serve with compression on, workerd).
+        send: (req) => sendOver(port, agent, req, { "accept-encoding": "gzip" }),
         async close() {
           agent.destroy();
         },

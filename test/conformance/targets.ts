@@ -162,8 +162,16 @@ const hapi: Target = {
   },
 };
 
-/** Sends `req` over a socket (one kept-alive connection per agent); a compressed body is decoded. */
-export function sendOver(port: number, agent: http.Agent, req: Req): Promise<Answer> {
+/**
+ * Sends `req` over a socket (one kept-alive connection per agent), with `extra` request headers;
+ * a compressed body is decoded.
+ */
+export function sendOver(
+  port: number,
+  agent: http.Agent,
+  req: Req,
+  extra: Record<string, string> = {},
+): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const request = http.request(
       {
@@ -171,7 +179,7 @@ export function sendOver(port: number, agent: http.Agent, req: Req): Promise<Ans
         port,
         method: req.method,
         path: req.path,
-        headers: wireHeaders(req),
+        headers: { ...extra, ...wireHeaders(req) },
         agent,
         timeout: 10_000,
       },
@@ -182,7 +190,9 @@ export function sendOver(port: number, agent: http.Agent, req: Req): Promise<Ans
         res.on("end", () => {
           let body = Buffer.concat(chunks);
           const encoding = res.headers["content-encoding"];
-          if (encoding === "gzip") body = gunzipSync(body);
+          if (body.length === 0) {
+            // HEAD, or an empty answer: nothing to decode
+          } else if (encoding === "gzip") body = gunzipSync(body);
           else if (encoding === "br") body = brotliDecompressSync(body);
           else if (encoding === "deflate") body = inflateSync(body);
           resolve({ status: res.statusCode ?? 0, headers: textHeaders(res.headers), body: body.toString("utf8") });

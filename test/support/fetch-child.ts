@@ -20,7 +20,12 @@ declare const Bun:
 declare const Deno:
   | {
       serve(
-        options: { port: number; hostname: string; onListen(addr: { port: number }): void },
+        options: {
+          port: number;
+          hostname: string;
+          automaticCompression: boolean;
+          onListen(addr: { port: number }): void;
+        },
         handler: (r: Request) => Promise<Response>,
       ): unknown;
     }
@@ -49,7 +54,9 @@ const say = (line: string) => process.stdout.write(`${line}\n`);
 await reset();
 if (typeof Bun !== "undefined") say(`listening ${Bun.serve({ port: 0, hostname: "127.0.0.1", fetch }).port}`);
 else if (typeof Deno !== "undefined") {
-  Deno.serve({ port: 0, hostname: "127.0.0.1", onListen: ({ port }) => say(`listening ${port}`) }, fetch);
+  // Compression on (off by default since Deno 2.5): answers to clients that accept gzip are compressed.
+  const onListen = ({ port }: { port: number }) => say(`listening ${port}`);
+  Deno.serve({ port: 0, hostname: "127.0.0.1", automaticCompression: true, onListen }, fetch);
 } else throw new Error("fetch-child: run me with bun or deno");
 
 for await (const line of createInterface({ input: process.stdin })) {
