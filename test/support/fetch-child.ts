@@ -6,8 +6,9 @@
  *   reset              a fresh, empty store (new storage) that accepts the key
  *   seed <NewPet JSON> creates that pet in the current store
  *   exit               closes the store and exits
- * Environment: PETSTORE_STORAGE (a storage spec as openStorage takes; default memory),
- * PETSTORE_KEY (the one API key), CHILD_NAMESPACE (prefix of the namespaces/files it creates).
+ * Environment: PETSTORE_STORAGE (a storage spec as openStorage takes, default memory, where
+ * "{ns}" stands for the namespace of each store: CHILD_NAMESPACE, "_" and the reset's number,
+ * e.g. "redis://127.0.0.1:6379?namespace={ns}"), PETSTORE_KEY (the one API key).
  */
 import { createInterface } from "node:readline";
 import { createFetchHandler } from "../../adapters/fetch.ts";
@@ -41,8 +42,7 @@ let handler: (request: Request) => Promise<Response> = () => Promise.resolve(new
 async function reset(): Promise<void> {
   const old = store;
   generation++;
-  const where = spec.startsWith("sqlite:") ? `${spec}/${namespace}_${generation}.db` : spec;
-  const storage = await openStorage(where, { namespace: `${namespace}_${generation}` });
+  const storage = await openStorage(spec.replaceAll("{ns}", `${namespace}_${generation}`));
   store = createPetStore({ auth: [key], storage });
   handler = createFetchHandler(store);
   await old?.close();

@@ -1,0 +1,61 @@
+/**
+ * Storage on the other runtimes: the conformance cases run against the fetch handler served by
+ * Bun.serve and Deno.serve on SQLite (@keyv/sqlite and its native sqlite3 addon), Redis and
+ * Postgres (memory: the conformance suite). Each case gets a fresh namespace; the README's
+ * storage × runtime table says what this proves.
+ */
+import http from "node:http";
+import { fileURLToPath } from "node:url";
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { CASES } from "../conformance/cases.ts";
+import { sendOver } from "../conformance/targets.ts";
+import type { Runtime } from "../support/runtimes.ts";
+import { runtimeAvailable, startChild } from "../support/runtimes.ts";
+import { backends } from "./backends.ts";
+import { RUN } from "./services.ts";
+
+const CHILD = fileURLToPath(new URL("../support/fetch-child.ts", import.meta.url));
+
+for (const runtime of ["bun", "deno"] as Runtime[]) {
+  if (!runtimeAvailable(runtime, "storage on other runtimes")) continue;
+  for (const backend of backends(`storage on ${runtime}`, { memory: false })) {
+    test(`${backend.name} storage on ${runtime}: the fetch handler passes every conformance case (${CASES.length})`, async () => {
+      const namespace = `${RUN}_${runtime}`;
+      const child = await startChild(runtime, CHILD, {
+        PETSTORE_STORAGE: backend.spec("{ns}"),
+        CHILD_NAMESPACE: namespace,
+      });
+      let resets = 1; // the child opened namespace _1 at start
+      const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+      try {
+        for (const c of CASES) {
+          await child.command("reset");
+          resets++;
+          let seeded = 0;
+          try {
+            await c.run({
+              send: (req) => sendOver(child.port, agent, req),
+              async seed(count, status) {
+                for (let i = 0; i < count; i++) {
+                  const pet = { name: `pet-${++seeded}`, categoryId: 1, ...(status ? { status } : {}) };
+                  await child.command(`seed ${JSON.stringify(pet)}`);
+                }
+              },
+            });
+          } catch (error) {
+            (error as Error).message = `${c.rule}: ${(error as Error).message}`;
+            throw error;
+          }
+        }
+        assert.is(child.stderr(), "", "nothing on stderr");
+      } finally {
+        agent.destroy();
+        await child.stop();
+        await backend.cleanup(Array.from({ length: resets }, (_, i) => `${namespace}_${i + 1}`));
+      }
+    });
+  }
+}
+
+test.run();
