@@ -36,12 +36,15 @@ function isUnder(path: string, base: string): boolean {
   return path.length === base.length || path.charCodeAt(base.length) === 47; /* / */
 }
 
+const ALREADY_READ =
+  "petstore-lib/fetch: the request body was already read by something before the pet store (e.g. c.req.json() in a Hono middleware): hand the request to the pet store before anything reads its body";
+
 /** True when a Content-Length announces at most `limit` bytes. */
 function small(length: string | undefined, limit: number): boolean {
   return length !== undefined && /^[0-9]+$/.test(length) && Number(length) <= limit;
 }
 
-/** A request's body stream, read for the core on demand. A class: no closures per request. */
+/** A request's body stream, read for the core on demand (only requests with a body make one). */
 class StreamBody {
   /** The core asked for it. */
   used = false;
@@ -49,11 +52,20 @@ class StreamBody {
   complete = false;
   readonly read: (limit: number) => Promise<Uint8Array> = this.bytes.bind(this);
 
-  constructor(private readonly stream: ReadableStream<Uint8Array>) {}
+  constructor(
+    private readonly request: Request,
+    private readonly stream: ReadableStream<Uint8Array>,
+  ) {}
+
+  /** True when something else read or is reading the body. */
+  taken(): boolean {
+    return this.request.bodyUsed || this.stream.locked;
+  }
 
   /** The bytes, rejecting with `payload_too_large` (and cancelling the stream) past `limit`. */
   async bytes(limit: number): Promise<Uint8Array> {
     this.used = true;
+    if (this.taken()) throw new Error(ALREADY_READ); // a 500, reported to onError
     const reader = this.stream.getReader();
     const chunks: Uint8Array[] = [];
     let size = 0;
@@ -96,7 +108,7 @@ function toResponse(answer: PetStoreResponse): Response {
  */
 function finish(answer: PetStoreResponse, body: StreamBody | undefined, length: string | undefined, limit: number) {
   if (body === undefined || body.complete) return toResponse(answer);
-  if (!body.used && small(length, limit)) {
+  if (!body.used && !body.taken() && small(length, limit)) {
     return body.bytes(limit).then(
       () => toResponse(answer),
       () => toResponse(answer),
@@ -142,7 +154,7 @@ export function createFetchHandler(store: Store, options: FetchHandlerOptions = 
     const headers: Record<string, string> = {};
     for (const [name, value] of request.headers) headers[name] = value;
     const stream = request.body;
-    const body = stream === null ? undefined : new StreamBody(stream);
+    const body = stream === null ? undefined : new StreamBody(request, stream);
     const core: PetStoreRequest = {
       method: request.method,
       path: q === -1 ? path : `${path}${url.slice(q)}`,

@@ -21,15 +21,17 @@ export interface Program {
 }
 
 /**
- * Starts `node --import tsx <args>` in the repository with `env` added to the current environment
- * (or, with `inheritEnv: false`, with exactly `env`).
+ * Starts `node --import tsx <args>` (or `command` and `args`) in the repository with `env` added to
+ * the current environment (or, with `inheritEnv: false`, with exactly `env`).
  */
 export function startProgram(
   args: string[],
   env: Record<string, string> = {},
-  options: { inheritEnv?: boolean } = {},
+  options: { inheritEnv?: boolean; command?: string[] } = {},
 ): Program {
-  const child = spawn(process.execPath, ["--import", "tsx", ...args], {
+  // `command`: another runtime's, e.g. ["node_modules/.bin/bun"] (args are then its own).
+  const [bin, ...pre] = options.command ?? [process.execPath, "--import", "tsx"];
+  const child = spawn(bin as string, [...pre, ...args], {
     cwd: ROOT,
     env: options.inheritEnv === false ? env : { ...process.env, ...env },
     stdio: ["ignore", "pipe", "pipe"],

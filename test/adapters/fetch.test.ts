@@ -138,6 +138,18 @@ test("createFetchHandler: a body stream that fails mid-way (the client went away
   assert.is(((await answer.json()) as { code: string }).code, "invalid_body");
 });
 
+test("createFetchHandler: a body something else already read (a framework's body parser) is 500 internal_error reported to onError saying to hand the request over first, never a 400", async () => {
+  const errors: unknown[] = [];
+  const handle = createFetchHandler(createPetStore({ auth: [KEY], onError: (error) => errors.push(error) }));
+  const request = post("/v1/pets", '{"name":"Rex","categoryId":1}', { ...AUTH, ...JSON_TYPE });
+  await request.json(); // as Hono's c.req.json() in a middleware would
+  const answer = await handle(request);
+  assert.is(answer.status, 500);
+  assert.is(((await answer.json()) as { code: string }).code, "internal_error");
+  assert.is(errors.length, 1);
+  assert.match(String((errors[0] as Error).message), /already read .* hand the request to the pet store before/);
+});
+
 test("createFetchHandler: POST reads the body (bytes or a stream) and answers 201 with Location", async () => {
   const handle = handler();
   const first = await handle(post("/v1/pets", '{"name":"Rex","categoryId":1}', { ...AUTH, ...JSON_TYPE }));

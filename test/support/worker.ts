@@ -30,9 +30,19 @@ export async function bundleWorker(entry: string): Promise<string> {
   return result.outputFiles[0]?.text ?? "";
 }
 
+export interface WorkerSettings {
+  compatibilityDate: string;
+  compatibilityFlags: string[];
+  /** Environment bindings (vars and secrets) as `env` gives them to the Worker. */
+  bindings?: Record<string, string>;
+}
+
 /** workerd serving the script on 127.0.0.1 (a free port); `url` ends with "/". */
-export async function startWorker(script: string): Promise<{ url: URL; mf: Miniflare }> {
-  const mf = new Miniflare({ modules: true, script, ...COMPATIBILITY, host: "127.0.0.1", port: 0 });
+export async function startWorker(
+  script: string,
+  settings: WorkerSettings = COMPATIBILITY,
+): Promise<{ url: URL; mf: Miniflare }> {
+  const mf = new Miniflare({ modules: true, script, ...settings, host: "127.0.0.1", port: 0 });
   const url = await mf.ready;
   return { url, mf };
 }
