@@ -48,7 +48,7 @@ if (README && (QUICK || only.length > 0)) {
 
 function jobs(): Job[] {
   const list: Job[] = [];
-  const http = { H1: 0.85, H2: 0.9, H3: 0.8 };
+  const http = { H1: 0.85, H2: 0.9, H3: 0.8, F1: 0.85, F3: 0.85 };
   for (const [id, ratio] of Object.entries(http)) {
     list.push({
       id,
@@ -82,6 +82,15 @@ function jobs(): Job[] {
       timeoutMs: 60_000,
     });
   }
+  list.push({
+    id: "W1",
+    scenario: "Cloudflare Worker bundle, minified",
+    unit: "KB",
+    target: { on: "ours", op: "<=", value: 150 },
+    program: "./bundle.ts",
+    args: [],
+    timeoutMs: 60_000,
+  });
   list.push({
     id: "M1",
     scenario: "memory, heap a stored pet",

@@ -6,6 +6,7 @@
 import { readFileSync } from "node:fs";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
+import { WORKER_BUNDLE_LIMIT_KB } from "../../bench/bundle.ts";
 import { ROOT } from "../program.ts";
 import { bundleWorker, startWorker } from "../support/worker.ts";
 
@@ -52,6 +53,13 @@ test("examples/cloudflare-worker: workerd serves the pet store with the key from
   } finally {
     await mf.dispose();
   }
+});
+
+test("examples/cloudflare-worker: the Worker bundle (core + fetch adapter + memory storage, minified) is under 150 KB", async () => {
+  const script = await bundleWorker(`${ROOT}/examples/cloudflare-worker/worker.ts`);
+  const kb = Buffer.byteLength(script) / 1000;
+  assert.ok(kb > 10, `a real bundle (${kb} KB)`);
+  assert.ok(kb <= WORKER_BUNDLE_LIMIT_KB, `${kb} KB`);
 });
 
 test.run();

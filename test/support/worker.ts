@@ -1,34 +1,14 @@
 /**
- * Bundles a Worker entry with esbuild as a Cloudflare Worker would be deployed (ES module,
- * minified, Node built-ins left to workerd's `nodejs_compat`), and runs it in workerd through
- * Miniflare on 127.0.0.1.
+ * Runs a Worker in workerd through Miniflare on 127.0.0.1, bundled by bench/bundle.ts's
+ * bundleWorker as a Cloudflare Worker would be deployed (ES module, minified, Node built-ins left
+ * to workerd's `nodejs_compat`).
  */
-import { builtinModules } from "node:module";
-import { build } from "esbuild";
 import { Miniflare } from "miniflare";
+
+export { bundleWorker } from "../../bench/bundle.ts";
 
 /** The compatibility settings a user's wrangler.toml needs (examples/cloudflare-worker has them). */
 export const COMPATIBILITY = { compatibilityDate: "2025-09-01", compatibilityFlags: ["nodejs_compat"] };
-
-const NODE_BUILTINS = [...builtinModules, ...builtinModules.map((name) => `node:${name}`)];
-
-/** The entry bundled into one minified ES module: its text. */
-export async function bundleWorker(entry: string): Promise<string> {
-  const result = await build({
-    entryPoints: [entry],
-    bundle: true,
-    minify: true,
-    format: "esm",
-    platform: "neutral",
-    target: "es2022",
-    mainFields: ["module", "main"],
-    conditions: ["workerd", "worker", "import"],
-    external: NODE_BUILTINS,
-    write: false,
-    logLevel: "silent",
-  });
-  return result.outputFiles[0]?.text ?? "";
-}
 
 export interface WorkerSettings {
   compatibilityDate: string;
