@@ -1,21 +1,24 @@
 /**
  * Storage on the other runtimes: the conformance cases run against the fetch handler served by
  * Bun.serve and Deno.serve on SQLite (@keyv/sqlite and its native sqlite3 addon), Redis and
- * Postgres (memory: the conformance suite). Each case gets a fresh namespace; the README's
- * storage × runtime table says what this proves.
+ * Postgres (memory: the conformance suite). Each case gets a fresh namespace. On workerd, what
+ * opening each storage does. The README's storage × runtime table says what this proves.
  */
 import http from "node:http";
 import { fileURLToPath } from "node:url";
+import { Miniflare } from "miniflare";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { CASES } from "../conformance/cases.ts";
 import { sendOver } from "../conformance/targets.ts";
 import type { Runtime } from "../support/runtimes.ts";
 import { runtimeAvailable, startChild } from "../support/runtimes.ts";
+import { bundleWorker, COMPATIBILITY } from "../support/worker.ts";
 import { backends } from "./backends.ts";
 import { RUN } from "./services.ts";
 
 const CHILD = fileURLToPath(new URL("../support/fetch-child.ts", import.meta.url));
+const STORAGE_WORKER = fileURLToPath(new URL("../support/storage-worker.ts", import.meta.url));
 
 for (const runtime of ["bun", "deno"] as Runtime[]) {
   if (!runtimeAvailable(runtime, "storage on other runtimes")) continue;
@@ -57,5 +60,26 @@ for (const runtime of ["bun", "deno"] as Runtime[]) {
     });
   }
 }
+
+test("on Cloudflare Workers (workerd), memory storage opens; SQLite, Redis and Postgres cannot: their drivers are loaded by a dynamic import(), which a Worker bundle cannot resolve", async () => {
+  const script = await bundleWorker(STORAGE_WORKER);
+  // Given as an explicit module: Miniflare refuses to even load a script with a dynamic import() it
+  // cannot resolve, where wrangler would deploy it and fail the same way at the import.
+  const mf = new Miniflare({ modules: [{ type: "ESModule", path: "worker.mjs", contents: script }], ...COMPATIBILITY });
+  try {
+    const open = async (spec: string) =>
+      (await mf.dispatchFetch(`http://worker/?spec=${encodeURIComponent(spec)}`)).json() as Promise<unknown>;
+    assert.equal(await open("memory"), { ok: true });
+    for (const [spec, pkg] of [
+      ["sqlite:/tmp/petstore-worker.db", "@keyv/sqlite"],
+      ["redis://127.0.0.1:6379", "@keyv/redis"],
+      ["postgres://postgres@127.0.0.1:5432/test", "@keyv/postgres"],
+    ] as const) {
+      assert.equal(await open(spec), { name: "Error", message: `No such module "${pkg}".` }, spec);
+    }
+  } finally {
+    await mf.dispose();
+  }
+});
 
 test.run();
