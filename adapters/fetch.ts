@@ -13,7 +13,7 @@
  *   Bun.serve({ fetch: createFetchHandler(store) });
  */
 import type { PetStore, PetStoreRequest, PetStoreResponse } from "../lib/index.ts";
-import { PetStoreError } from "../lib/index.ts";
+import { isPromise, PetStoreError } from "../lib/index.ts";
 
 /** Serves requests outside the store's base path (your other routes). */
 export type FetchFallback = (request: Request) => Response | Promise<Response>;
@@ -26,7 +26,7 @@ export interface FetchHandlerOptions {
 /** `(request) => Promise<Response>`, the shape every Fetch runtime serves. */
 export type FetchHandler = (request: Request) => Promise<Response>;
 
-type Store = Pick<PetStore, "handle" | "basePath" | "maxBodyBytes">;
+type Store = Pick<PetStore, "respond" | "basePath" | "maxBodyBytes">;
 
 const OPTIONS = new Set(["fallback"]);
 
@@ -123,7 +123,7 @@ function finish(answer: PetStoreResponse, body: StreamBody | undefined, length: 
  * `store.basePath`; the others go to `options.fallback`, or get `404 not_found`.
  */
 export function createFetchHandler(store: Store, options: FetchHandlerOptions = {}): FetchHandler {
-  if (!store || typeof store !== "object" || typeof store.handle !== "function") {
+  if (!store || typeof store !== "object" || typeof store.respond !== "function") {
     throw new TypeError("createFetchHandler: expected a store from createPetStore()");
   }
   if (options === null || typeof options !== "object") {
@@ -157,12 +157,17 @@ export function createFetchHandler(store: Store, options: FetchHandlerOptions = 
     const body = stream === null ? undefined : new StreamBody(request, stream);
     const core: PetStoreRequest = {
       method: request.method,
-      path: q === -1 ? path : `${path}${url.slice(q)}`,
+      path,
+      query: q === -1 ? undefined : url.slice(q + 1),
       headers,
       body: body?.read,
     };
-    const answer = store.handle(core);
-    if (body === undefined) return answer.then(toResponse);
-    return answer.then((a) => finish(a, body, headers["content-length"], maxBodyBytes));
+    // respond(): the response itself when nothing had to wait (a page from memory), built into a
+    // Response at once; a promise only when the storage or the body is awaited.
+    const response = store.respond(core);
+    if (body === undefined)
+      return isPromise(response) ? response.then(toResponse) : Promise.resolve(toResponse(response));
+    const length = headers["content-length"];
+    return Promise.resolve(response).then((r) => finish(r, body, length, maxBodyBytes));
   };
 }

@@ -7,7 +7,7 @@ import { readFileSync } from "node:fs";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { WORKER_BUNDLE_LIMIT_KB } from "../../bench/bundle.ts";
-import { ROOT } from "../program.ts";
+import { ROOT } from "../support/program.ts";
 import { bundleWorker, startWorker } from "../support/worker.ts";
 
 const toml = readFileSync(`${ROOT}/examples/cloudflare-worker/wrangler.toml`, "utf8");

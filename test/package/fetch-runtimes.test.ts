@@ -14,7 +14,7 @@ import { join } from "node:path";
 import { build } from "esbuild";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { ROOT } from "../program.ts";
+import { ROOT } from "../support/program.ts";
 import type { Runtime } from "../support/runtimes.ts";
 import { runtimeAvailable } from "../support/runtimes.ts";
 import { COMPATIBILITY, startWorker } from "../support/worker.ts";

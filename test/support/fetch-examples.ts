@@ -1,21 +1,22 @@
 /** The checks the Bun and Deno server examples share: run it as its comment says, talk to it, stop it. */
 import { join } from "node:path";
 import * as assert from "uvu/assert";
-import { ROOT, startProgram } from "../program.ts";
+import { ROOT, startProgram } from "./program.ts";
 import type { Runtime } from "./runtimes.ts";
 
 /** The command line of each example's comment (Deno with only the permissions it names). */
-const COMMAND: Record<Runtime, string[]> = {
-  bun: [join(ROOT, "node_modules", ".bin", "bun")],
-  deno: [join(ROOT, "node_modules", ".bin", "deno"), "run", "--allow-net", "--allow-env", "--allow-read"],
-};
+const FLAGS: Record<Runtime, string[]> = { bun: [], deno: ["run", "--allow-net", "--allow-env", "--allow-read"] };
 
 /**
  * Starts `file` under `runtime` on a free port; checks the application's fallback route, 401,
  * a create and the list; then SIGTERM: "stopped" and exit code 0.
  */
 export async function checkServerExample(runtime: Runtime, file: string, banner: RegExp): Promise<void> {
-  const program = startProgram([file], { PORT: "0", PETSTORE_API_KEY: "example-key" }, { command: COMMAND[runtime] });
+  const program = startProgram(
+    [...FLAGS[runtime], file],
+    { PORT: "0", PETSTORE_API_KEY: "example-key" },
+    { command: join(ROOT, "node_modules", ".bin", runtime) },
+  );
   try {
     const line = await program.line(banner, 60_000);
     const base = /(http:\/\/127\.0\.0\.1:\d+)\//.exec(line)?.[1];

@@ -8,7 +8,7 @@ import { spawn, spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
-import { ROOT } from "../program.ts";
+import { ROOT } from "./program.ts";
 
 export type Runtime = "bun" | "deno";
 

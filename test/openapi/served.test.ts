@@ -2,9 +2,9 @@
 import { readFileSync } from "node:fs";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { closeTargets, TARGETS } from "./conformance/targets.ts";
+import { closeTargets, TARGETS } from "../conformance/targets.ts";
 
-const committed = JSON.parse(readFileSync(new URL("../openapi.json", import.meta.url), "utf8"));
+const committed = JSON.parse(readFileSync(new URL("../../openapi.json", import.meta.url), "utf8"));
 
 test.after(closeTargets);
 
