@@ -8,9 +8,12 @@
  * Talks to the parent on stdout (one JSON line: { type: "ready", port }); stops on SIGTERM or when
  * its stdin closes (the parent went away).
  */
-import { createFetchHandler } from "../../adapters/fetch.ts";
-import { createPetStore } from "../../lib/index.ts";
 import { benchPet } from "../fill.ts";
+
+// Our code as users run it: the compiled dist/ (bench/run.ts builds it first), as the Node servers.
+const dist = new URL("../../dist/", import.meta.url).href;
+const { createFetchHandler } = (await import(`${dist}adapters/fetch.js`)) as typeof import("../../adapters/fetch.ts");
+const { createPetStore } = (await import(`${dist}lib/index.js`)) as typeof import("../../lib/index.ts");
 
 type Handler = (request: Request) => Response | Promise<Response>;
 declare const Bun: { serve(options: { port: number; hostname: string; fetch: Handler }): { port: number } } | undefined;
