@@ -143,13 +143,21 @@ export function createFetchHandler(store: Store, options: FetchHandlerOptions = 
     if (url === undefined || !(request.headers instanceof Headers)) {
       return Promise.reject(new TypeError("createFetchHandler: the handler takes a Request"));
     }
-    // "scheme://host[:port]/path?query": the path starts at the first "/" after "//".
+    // "scheme://host[:port]/path?query#fragment": the path starts at the first "/" after "//";
+    // a fragment (a Request built in process may keep one) is no part of the request.
     let start = url.indexOf("//");
     start = start === -1 ? url.indexOf("/") : url.indexOf("/", start + 2);
-    const q = start === -1 ? -1 : url.indexOf("?", start);
-    const path = start === -1 ? "/" : q === -1 ? url.slice(start) : url.slice(start, q);
-    if (!isUnder(path, basePath)) {
-      if (fallback) return Promise.resolve(fallback(request));
+    let end = start === -1 ? -1 : url.indexOf("#", start);
+    if (end === -1) end = url.length;
+    let q = start === -1 ? -1 : url.indexOf("?", start);
+    if (q > end) q = -1;
+    const path = start === -1 ? "/" : url.slice(start, q === -1 ? end : q);
+    if (fallback !== undefined && !isUnder(path, basePath)) {
+      try {
+        return Promise.resolve(fallback(request));
+      } catch (error) {
+        return Promise.reject(error); // the host's own error, as the host's own handler would give it
+      }
     }
     const headers: Record<string, string> = {};
     for (const [name, value] of request.headers) headers[name] = value;
@@ -158,7 +166,7 @@ export function createFetchHandler(store: Store, options: FetchHandlerOptions = 
     const core: PetStoreRequest = {
       method: request.method,
       path,
-      query: q === -1 ? undefined : url.slice(q + 1),
+      query: q === -1 ? undefined : url.slice(q + 1, end),
       headers,
       body: body?.read,
     };

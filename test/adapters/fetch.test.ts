@@ -74,6 +74,24 @@ test("createFetchHandler: a request outside the base path goes to fallback(reque
   assert.is(seen.length, 0);
 });
 
+test("createFetchHandler: the path and query come from the URL without its fragment; a fallback that throws rejects", async () => {
+  const handle = createFetchHandler(createPetStore({ auth: [KEY] }), {
+    fallback: () => {
+      throw new Error("host failure");
+    },
+  });
+  const page = await handle(new Request(`${ORIGIN}/v1/pets?limit=1#top`, { headers: AUTH }));
+  assert.is(page.status, 200, "limit=1, not limit=1#top");
+  const item = await handle(new Request(`${ORIGIN}/v1/pets/1#x`, { headers: AUTH }));
+  assert.is(((await item.json()) as { code: string }).code, "pet_not_found", "petId 1, not 1#x");
+  try {
+    await handle(new Request(`${ORIGIN}/home`));
+    assert.unreachable("should reject");
+  } catch (error) {
+    assert.is((error as Error).message, "host failure");
+  }
+});
+
 test("createFetchHandler: without a fallback, a request outside the base path gets 404 not_found", async () => {
   const answer = await handler()(new Request(`${ORIGIN}/index.html`));
   assert.is(answer.status, 404);
