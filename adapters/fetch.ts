@@ -12,7 +12,7 @@
  *   const store = createPetStore({ auth: ["my-key"] });
  *   Bun.serve({ fetch: createFetchHandler(store) });
  */
-import type { PetStore, PetStoreRequest, PetStoreResponse } from "../lib/index.ts";
+import type { HeaderValue, PetStore, PetStoreRequest, PetStoreResponse } from "../lib/index.ts";
 import { isPromise, PetStoreError } from "../lib/index.ts";
 
 /** Serves requests outside the store's base path (your other routes). */
@@ -29,6 +29,21 @@ export type FetchHandler = (request: Request) => Promise<Response>;
 type Store = Pick<PetStore, "respond" | "basePath" | "maxBodyBytes">;
 
 const OPTIONS = new Set(["fallback"]);
+
+/** Bun's Headers have `toJSON()`: the whole record in one native call. */
+type HeadersWithJson = Headers & { toJSON?: () => Record<string, HeaderValue> };
+
+/**
+ * The request's headers as the core takes them (lower-case names, a repeated header joined with
+ * ", " as Headers does). On Bun, `toJSON()` gives the same record several times faster than
+ * iterating (the iteration was about a tenth of the handler's time there).
+ */
+function headerRecord(source: HeadersWithJson): Record<string, HeaderValue> {
+  if (typeof source.toJSON === "function") return source.toJSON();
+  const headers: Record<string, string> = {};
+  for (const [name, value] of source) headers[name] = value;
+  return headers;
+}
 
 /** True when `path` (no query) is the base path or below it. */
 function isUnder(path: string, base: string): boolean {
@@ -159,8 +174,7 @@ export function createFetchHandler(store: Store, options: FetchHandlerOptions = 
         return Promise.reject(error); // the host's own error, as the host's own handler would give it
       }
     }
-    const headers: Record<string, string> = {};
-    for (const [name, value] of request.headers) headers[name] = value;
+    const headers = headerRecord(request.headers as HeadersWithJson);
     const stream = request.body;
     const body = stream === null ? undefined : new StreamBody(request, stream);
     const core: PetStoreRequest = {
@@ -175,7 +189,7 @@ export function createFetchHandler(store: Store, options: FetchHandlerOptions = 
     const response = store.respond(core);
     if (body === undefined)
       return isPromise(response) ? response.then(toResponse) : Promise.resolve(toResponse(response));
-    const length = headers["content-length"];
+    const length = headers["content-length"] as string | undefined;
     return Promise.resolve(response).then((r) => finish(r, body, length, maxBodyBytes));
   };
 }
