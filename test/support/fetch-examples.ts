@@ -3,6 +3,7 @@ import { join } from "node:path";
 import * as assert from "uvu/assert";
 import { ROOT, startProgram } from "./program.ts";
 import type { Runtime } from "./runtimes.ts";
+import { missingRuntime } from "./runtimes.ts";
 
 /** The command line of each example's comment (Deno with only the permissions it names). */
 const FLAGS: Record<Runtime, string[]> = { bun: [], deno: ["run", "--allow-net", "--allow-env", "--allow-read"] };
@@ -12,6 +13,8 @@ const FLAGS: Record<Runtime, string[]> = { bun: [], deno: ["run", "--allow-net",
  * a create and the list; then SIGTERM: "stopped" and exit code 0.
  */
 export async function checkServerExample(runtime: Runtime, file: string, banner: RegExp): Promise<void> {
+  const why = missingRuntime(runtime);
+  if (why !== undefined) throw new Error(`${runtime} cannot run: ${why}`); // only with CI=true: else skipped
   const program = startProgram(
     [...FLAGS[runtime], file],
     { PORT: "0", PETSTORE_API_KEY: "example-key" },
