@@ -1,5 +1,5 @@
 /**
- * H1, H2, H3, F1, F3: our server and its baseline, each in its own child process, loaded in turn by
+ * H1, H2, H3, F1, F2, F3: our server and its baseline, each in its own child process, loaded in turn by
  * autocannon from this process over loopback: a warm-up of each, then rounds A, B, A, B, … so
  * that drift of the machine hits both alike. Before measuring, both answer one request and the
  * answers are compared (a baseline that answered something else would prove nothing); every
@@ -19,8 +19,8 @@ import { type Runtime, runtimeBinary, startRuntime } from "./runtime.ts";
 
 interface Scenario {
   label: string;
-  ours: "standalone" | "hapi" | "node-http" | "fetch";
-  baseline: "node-list" | "hapi-list" | "node-create" | "fetch-bare";
+  ours: "standalone" | "hapi" | "node-http" | "fastify" | "fetch";
+  baseline: "node-list" | "hapi-list" | "node-create" | "fastify-list" | "fetch-bare";
   /** F1, F3: both servers run under this runtime instead of Node. */
   runtime?: Runtime;
   method: "GET" | "POST";
@@ -79,13 +79,23 @@ const SCENARIOS: Record<string, Scenario> = {
     pets: 10_000,
     target: 0.85,
   },
+  F2: {
+    label: "GET /v1/pets?limit=20, Fastify plugin, memory, 10,000 pets",
+    ours: "fastify",
+    baseline: "fastify-list",
+    method: "GET",
+    path: "/v1/pets?limit=20",
+    pets: 10_000,
+    target: 0.9,
+  },
 };
 
 const id = process.argv[2] ?? "";
 function pick(): Scenario {
   const found = SCENARIOS[id];
-  if (found === undefined)
-    throw new Error(`bench/http.ts: unknown scenario ${JSON.stringify(id)} (H1, H2, H3, F1 or F3)`);
+  if (found === undefined) {
+    throw new Error(`bench/http.ts: unknown scenario ${JSON.stringify(id)} (H1, H2, H3, F1, F2 or F3)`);
+  }
   return found;
 }
 const scenario = pick();

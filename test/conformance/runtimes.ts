@@ -5,13 +5,12 @@
  * on first use; each session resets its store through the child's own channel (stdin, or a
  * scheduled event for the Worker), never over HTTP.
  */
-import http from "node:http";
 import { fileURLToPath } from "node:url";
 import type { LineChild, Runtime } from "../support/runtimes.ts";
 import { runtimeAvailable, startChild } from "../support/runtimes.ts";
 import { bundleWorker, startWorker } from "../support/worker.ts";
 import type { Target } from "./targets.ts";
-import { sendOver } from "./targets.ts";
+import { overHttp } from "./targets.ts";
 
 const CHILD = fileURLToPath(new URL("../support/fetch-child.ts", import.meta.url));
 const WORKER = fileURLToPath(new URL("../support/fetch-worker.ts", import.meta.url));
@@ -32,6 +31,8 @@ const running = new Map<string, Promise<Server>>();
 function socketTarget(name: string, start: () => Promise<Server>, keepAlive = true): Target {
   return {
     name,
+    // The published suite's own client keeps connections alive: not for workerd (above).
+    overSocket: keepAlive,
     async open() {
       let server = running.get(name);
       if (server === undefined) {
@@ -40,13 +41,12 @@ function socketTarget(name: string, start: () => Promise<Server>, keepAlive = tr
       }
       const { port, command } = await server;
       await command("reset");
-      const agent = new http.Agent({ keepAlive, maxSockets: 1 });
+      const client = overHttp(port, keepAlive);
       return {
-        seed: (pet) => command(`seed ${JSON.stringify(pet)}`),
-        // As a browser would: answers may come compressed (Deno.serve with compression on, workerd).
-        send: (req) => sendOver(port, agent, req, { "accept-encoding": "gzip" }),
+        url: client.url,
+        send: client.send,
         async close() {
-          agent.destroy();
+          client.close();
         },
       };
     },

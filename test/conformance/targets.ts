@@ -1,20 +1,25 @@
 /**
  * The targets of the conformance suite, each serving a fresh memory store with one key:
  * `handle()` called directly, the Node adapter through node-mocks-http, the hapi plugin through
- * `server.inject`, the standalone server over a real socket, the fetch handler called in process,
- * and the fetch handler served over a socket by Bun, Deno and workerd (runtimes.ts).
+ * `server.inject`, and over real sockets the standalone server, the Fastify plugin, and the Node
+ * adapter in Express 4 and 5 (at the root, and under a mount path); the fetch handler called in
+ * process, and served over a socket by Bun, Deno and workerd (runtimes.ts).
  */
 import { EventEmitter } from "node:events";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import http from "node:http";
-import { brotliDecompressSync, gunzipSync, inflateSync } from "node:zlib";
 import Hapi from "@hapi/hapi";
+import express5 from "express";
+import express4 from "express4";
+import Fastify from "fastify";
 import { createRequest, createResponse } from "node-mocks-http";
+import { petStore, petStoreFrameworkErrors } from "../../adapters/fastify.ts";
 import { createFetchHandler } from "../../adapters/fetch.ts";
 import { petStorePlugin } from "../../adapters/hapi.ts";
 import { createLogger } from "../../adapters/logger.ts";
 import { createNodeHandler } from "../../adapters/node-http.ts";
 import { startServer } from "../../adapters/server.ts";
+import type { PetStore } from "../../lib/index.ts";
 import { createPetStore } from "../../lib/index.ts";
 import { runtimeTargets } from "./runtimes.ts";
 
@@ -35,24 +40,25 @@ export interface Answer {
   body: string;
 }
 
-/** A NewPet as `store.createPet` takes it. */
-export interface Seed {
-  name: string;
-  categoryId: number;
-  status?: "available" | "pending" | "sold";
-}
-
 export interface Session {
-  /** Creates a pet in the store behind the target, without HTTP (in process, or by the child's own channel). */
-  seed(pet: Seed): Promise<void>;
+  /** The store behind the target (absent when it runs in another process: Bun, Deno, workerd). */
+  store?: PetStore;
   send(req: Req): Promise<Answer>;
   close(): Promise<void>;
+  /** The server's origin ("http://127.0.0.1:PORT") when the target listens on a socket. */
+  url?: string;
 }
 
 export interface Target {
   name: string;
+  /** The store's base path as served (default "/v1"; a mount path included, "/shop/v1"). */
+  basePath?: string;
+  /** True when every session listens on a socket (has a `url`): the published suite also runs over it. */
+  overSocket?: boolean;
   open(): Promise<Session>;
 }
+
+export const baseOf = (target: Target): string => target.basePath ?? "/v1";
 
 /** The headers as sent on the wire: lower-case names, and Content-Length unless the body is chunked. */
 export function wireHeaders(req: Req): Record<string, string> {
@@ -64,7 +70,7 @@ export function wireHeaders(req: Req): Record<string, string> {
   return headers;
 }
 
-export function textHeaders(headers: Record<string, unknown>): Record<string, string> {
+function textHeaders(headers: Record<string, unknown>): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [name, value] of Object.entries(headers)) {
     if (value !== undefined) out[name.toLowerCase()] = Array.isArray(value) ? value.join(", ") : String(value);
@@ -77,7 +83,7 @@ const direct: Target = {
   async open() {
     const store = createPetStore({ auth: [KEY] });
     return {
-      seed: (pet) => store.createPet(pet).then(() => {}),
+      store,
       send: (req) =>
         store.handle({
           method: req.method,
@@ -96,7 +102,7 @@ const nodeMocks: Target = {
     const store = createPetStore({ auth: [KEY] });
     const listener = createNodeHandler(store);
     return {
-      seed: (pet) => store.createPet(pet).then(() => {}),
+      store,
       send(req) {
         const mockReq = createRequest<IncomingMessage>({
           method: req.method as "GET",
@@ -144,7 +150,7 @@ const hapi: Target = {
       return h.continue;
     });
     return {
-      seed: (pet) => store.createPet(pet).then(() => {}),
+      store,
       async send(req) {
         const res = await server.inject({
           method: req.method,
@@ -163,71 +169,132 @@ const hapi: Target = {
 };
 
 /**
- * Sends `req` over a socket (one kept-alive connection per agent), with `extra` request headers;
- * a compressed body is decoded.
+ * Sends requests to a server on 127.0.0.1:port, one keep-alive socket at a time (`keepAlive:
+ * false`: a new connection a request).
  */
-export function sendOver(
-  port: number,
-  agent: http.Agent,
-  req: Req,
-  extra: Record<string, string> = {},
-): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const request = http.request(
-      {
-        host: "127.0.0.1",
-        port,
-        method: req.method,
-        path: req.path,
-        headers: { ...extra, ...wireHeaders(req) },
-        agent,
-        timeout: 10_000,
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on("data", (chunk: Buffer) => chunks.push(chunk));
-        res.on("error", reject);
-        res.on("end", () => {
-          let body = Buffer.concat(chunks);
-          const encoding = res.headers["content-encoding"];
-          if (body.length === 0) {
-            // HEAD, or an empty answer: nothing to decode
-          } else if (encoding === "gzip") body = gunzipSync(body);
-          else if (encoding === "br") body = brotliDecompressSync(body);
-          else if (encoding === "deflate") body = inflateSync(body);
-          resolve({ status: res.statusCode ?? 0, headers: textHeaders(res.headers), body: body.toString("utf8") });
-        });
-      },
-    );
-    request.on("error", reject);
-    request.on("timeout", () => request.destroy(new Error("no answer within 10 s")));
-    if (req.body !== undefined) request.write(req.body);
-    request.end();
-  });
+export function overHttp(port: number, keepAlive = true) {
+  const agent = new http.Agent({ keepAlive, maxSockets: 1 });
+  return {
+    url: `http://127.0.0.1:${port}`,
+    close: () => agent.destroy(),
+    send(req: Req): Promise<Answer> {
+      return new Promise((resolve, reject) => {
+        const headers = wireHeaders(req);
+        const request = http.request(
+          { host: "127.0.0.1", port, method: req.method, path: req.path, headers, agent, timeout: 10_000 },
+          (res) => {
+            const chunks: Buffer[] = [];
+            res.on("data", (chunk: Buffer) => chunks.push(chunk));
+            res.on("end", () =>
+              resolve({
+                status: res.statusCode ?? 0,
+                headers: textHeaders(res.headers),
+                body: Buffer.concat(chunks).toString("utf8"),
+              }),
+            );
+          },
+        );
+        request.on("error", reject);
+        request.on("timeout", () => request.destroy(new Error("no answer within 10 s")));
+        if (req.body !== undefined) request.write(req.body);
+        request.end();
+      });
+    },
+  };
 }
 
 const standalone: Target = {
   name: "standalone server (socket)",
+  overSocket: true,
   async open() {
     const server = await startServer(
       { port: 0, host: "127.0.0.1", storage: "memory", basePath: "/v1", logLevel: "silent", apiKeys: [KEY] },
       { logger: createLogger("silent") },
     );
-    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    const client = overHttp(server.port);
     return {
-      seed: (pet) => server.store.createPet(pet).then(() => {}),
-      send: (req) => sendOver(server.port, agent, req),
+      store: server.store,
+      url: client.url,
+      send: client.send,
       async close() {
-        agent.destroy();
+        client.close();
         await server.close();
       },
     };
   },
 };
 
-/** A Request as a Fetch runtime would hand it over: the body streamed in 16 KiB chunks. */
+/** Listens on 127.0.0.1 with a free port; closes with its connections. */
+async function listen(listener: http.RequestListener) {
+  const server = http.createServer(listener);
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    port: (server.address() as { port: number }).port,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+const fastify: Target = {
+  name: "fastify plugin (socket)",
+  overSocket: true,
+  async open() {
+    const store = createPetStore({ auth: [KEY] });
+    const app = Fastify({ frameworkErrors: petStoreFrameworkErrors(store) });
+    app.get("/host", async () => ({ host: true })); // the host's own route beside the plugin
+    await app.register(petStore, { store });
+    await app.listen({ port: 0, host: "127.0.0.1" });
+    const client = overHttp((app.server.address() as { port: number }).port);
+    return {
+      store,
+      url: client.url,
+      send: client.send,
+      async close() {
+        client.close();
+        await app.close();
+        await store.close();
+      },
+    };
+  },
+};
+
+/** Express 4 or 5 with `app.use(createNodeHandler(store))` at the root or under `mount`, before express.json(). */
+function expressTarget(name: string, express: typeof express5, mount?: string): Target {
+  const basePath = `${mount ?? ""}/v1`;
+  return {
+    name: `${name}${mount ? ` mounted at ${mount}` : ""} (socket)`,
+    basePath,
+    overSocket: true,
+    async open() {
+      const store = createPetStore({ auth: [KEY], basePath });
+      const app = express();
+      if (mount) app.use(mount, createNodeHandler(store));
+      else app.use(createNodeHandler(store));
+      app.use(express.json()); // the host's parser, after the store as the README says
+      app.get("/host", (_req, res) => {
+        res.json({ host: true });
+      });
+      const server = await listen(app);
+      const client = overHttp(server.port);
+      return {
+        store,
+        url: client.url,
+        send: client.send,
+        async close() {
+          client.close();
+          await server.close();
+          await store.close();
+        },
+      };
+    },
+  };
+}
+
+/** A Request as a Fetch runtime hands it over: the body streamed in 16 KiB chunks. */
 export function toRequest(req: Req, origin = "http://127.0.0.1"): Request {
-  const headers = wireHeaders(req);
   let body: ReadableStream<Uint8Array> | undefined;
   if (req.body !== undefined) {
     const bytes = Buffer.from(req.body);
@@ -240,14 +307,12 @@ export function toRequest(req: Req, origin = "http://127.0.0.1"): Request {
       },
     });
   }
-  return new Request(`${origin}${req.path}`, { method: req.method, headers, body, duplex: "half" } as RequestInit);
-}
-
-/** A Response as a client reads it: lower-case header names, the body as text. */
-export async function fromResponse(res: Response): Promise<Answer> {
-  const headers: Record<string, string> = {};
-  for (const [name, value] of res.headers) headers[name] = value;
-  return { status: res.status, headers, body: await res.text() };
+  return new Request(`${origin}${req.path}`, {
+    method: req.method,
+    headers: wireHeaders(req),
+    body,
+    duplex: "half",
+  } as RequestInit);
 }
 
 const fetchDirect: Target = {
@@ -256,14 +321,33 @@ const fetchDirect: Target = {
     const store = createPetStore({ auth: [KEY] });
     const handler = createFetchHandler(store);
     return {
-      seed: (pet) => store.createPet(pet).then(() => {}),
-      send: async (req) => fromResponse(await handler(toRequest(req))),
+      store,
+      async send(req) {
+        const res = await handler(toRequest(req));
+        const headers: Record<string, string> = {};
+        res.headers.forEach((value, name) => {
+          headers[name] = value;
+        });
+        return { status: res.status, headers, body: await res.text() };
+      },
       close: () => store.close(),
     };
   },
 };
 
-/** Every target the suite runs against (a runtime that is not installed is left out, loudly). */
-export const TARGETS: readonly Target[] = [direct, nodeMocks, hapi, standalone, fetchDirect, ...runtimeTargets()];
-
 export { closeTargets } from "./runtimes.ts";
+
+/** Every target the suite runs against (a runtime that is not installed is left out, loudly). */
+export const TARGETS: readonly Target[] = [
+  direct,
+  nodeMocks,
+  hapi,
+  standalone,
+  fastify,
+  expressTarget("express 4", express4),
+  expressTarget("express 4", express4, "/shop"),
+  expressTarget("express 5", express5),
+  expressTarget("express 5", express5, "/shop"),
+  fetchDirect,
+  ...runtimeTargets(),
+];

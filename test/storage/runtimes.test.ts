@@ -4,13 +4,12 @@
  * Postgres (memory: the conformance suite). Each case gets a fresh namespace. On workerd, what
  * opening each storage does. The README's storage × runtime table says what this proves.
  */
-import http from "node:http";
 import { fileURLToPath } from "node:url";
 import { Miniflare } from "miniflare";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { CASES } from "../conformance/cases.ts";
-import { sendOver } from "../conformance/targets.ts";
+import type { SocketTarget } from "../../conformance/index.ts";
+import { conformanceCases } from "../../conformance/index.ts";
 import type { Runtime } from "../support/runtimes.ts";
 import { runtimeAvailable, startChild } from "../support/runtimes.ts";
 import { bundleWorker, COMPATIBILITY } from "../support/worker.ts";
@@ -23,37 +22,34 @@ const STORAGE_WORKER = fileURLToPath(new URL("../support/storage-worker.ts", imp
 for (const runtime of ["bun", "deno"] as Runtime[]) {
   if (!runtimeAvailable(runtime, "storage on other runtimes")) continue;
   for (const backend of backends(`storage on ${runtime}`, { memory: false })) {
-    test(`${backend.name} storage on ${runtime}: the fetch handler passes every conformance case (${CASES.length})`, async () => {
+    const cases = conformanceCases();
+    test(`${backend.name} storage on ${runtime}: the fetch handler passes every published conformance case (${cases.length})`, async () => {
       const namespace = `${RUN}_${runtime}`;
       const child = await startChild(runtime, CHILD, {
         PETSTORE_STORAGE: backend.spec("{ns}"),
         CHILD_NAMESPACE: namespace,
       });
       let resets = 1; // the child opened namespace _1 at start
-      const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
-      try {
-        for (const c of CASES) {
-          await child.command("reset");
+      const target: SocketTarget = {
+        basePath: "/v1",
+        key: "conformance-key",
+        url: `http://127.0.0.1:${child.port}`,
+        async reset() {
+          await child.command("reset"); // a fresh namespace: an empty store
           resets++;
-          let seeded = 0;
+        },
+      };
+      try {
+        for (const c of cases) {
           try {
-            await c.run({
-              send: (req) => sendOver(child.port, agent, req),
-              async seed(count, status) {
-                for (let i = 0; i < count; i++) {
-                  const pet = { name: `pet-${++seeded}`, categoryId: 1, ...(status ? { status } : {}) };
-                  await child.command(`seed ${JSON.stringify(pet)}`);
-                }
-              },
-            });
+            await c.run(target);
           } catch (error) {
-            (error as Error).message = `${c.rule}: ${(error as Error).message}`;
+            (error as Error).message = `${c.name}: ${(error as Error).message}`;
             throw error;
           }
         }
         assert.is(child.stderr(), "", "nothing on stderr");
       } finally {
-        agent.destroy();
         await child.stop();
         await backend.cleanup(Array.from({ length: resets }, (_, i) => `${namespace}_${i + 1}`));
       }
