@@ -189,6 +189,8 @@ function faultyStorage(real: PetStorage, next: (operation: TestOperation) => num
           createOnce: (pet: PetData, record: IdempotencyRecord) =>
             call("createPet", () => (real.createOnce as NonNullable<PetStorage["createOnce"]>)(pet, record)),
         }),
+    // The look-up before the rules is part of the same create: a fault is injected at the write.
+    ...(real.findOnce === undefined ? {} : { findOnce: (record: IdempotencyRecord) => real.findOnce?.(record) }),
     get: (id) => call("getPet", () => real.get(id)),
     list: (page) => call("listPets", () => real.list(page)),
     ping: () => real.ping(),

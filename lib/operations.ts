@@ -15,7 +15,7 @@ import type { CheckedNewPet, CheckedRules, RuleContext } from "./rules.ts";
 import { isRuleViolation, scopeOfToken } from "./rules.ts";
 import type { NewPet as NewPetInput, Pet, PetStatus } from "./schemas.ts";
 import { DEFAULT_LIMIT, issueDetails, ListQuery, MAX_ID, NewPet } from "./schemas.ts";
-import type { CreateOnceResult, PetStorage } from "./storage/port.ts";
+import type { CreateOnceResult, IdempotencyRecord, PetStorage } from "./storage/port.ts";
 
 /** One page of `listPets`: the pets, and the cursor of the next page when more follow. */
 export interface PetPage {
@@ -366,16 +366,25 @@ export function createOperations(
       const cause = new Error(`${storage.kind} storage has no createOnce: it cannot take idempotent creates`);
       throw new PetStoreError("internal_error", undefined, { cause });
     }
-    const write = (checked: CheckedNewPet): Awaitable<CreatedPet> => {
+    const recordOf = (checked: CheckedNewPet): IdempotencyRecord => {
       const now = retention.clock();
-      const record = { scope, key, fingerprint: fingerprintOf(checked), now, expiresAt: now + retention.ttlMs };
+      return { scope, key, fingerprint: fingerprintOf(checked), now, expiresAt: now + retention.ttlMs };
+    };
+    const write = (checked: CheckedNewPet): Awaitable<CreatedPet> => {
+      const record = recordOf(checked);
       const result = guarded("createPet", () =>
         (storage.createOnce as NonNullable<PetStorage["createOnce"]>)(checked, record),
       );
       return isPromise(result) ? result.then(onceOutcome) : onceOutcome(result);
     };
-    if (rules !== undefined) return createWithRules(rules, data, caller, write);
-    return write(data);
+    if (rules === undefined) return write(data);
+    const findOnce = storage.findOnce;
+    if (findOnce === undefined) return createWithRules(rules, data, caller, write);
+    // A replay (or a reused key) is answered before the rules: a retry runs neither rule again.
+    const found = guarded("createPet", () => findOnce.call(storage, recordOf(data)));
+    const next = (f: CreateOnceResult | undefined) =>
+      f === undefined ? createWithRules(rules, data, caller, write) : onceOutcome(f);
+    return isPromise(found) ? found.then(next) : next(found);
   }
   /** beforeCreate, the create, then afterCreate (waited for, bounded, its failures only reported). */
   async function createWithRules(

@@ -253,6 +253,13 @@ export function memoryStorage(options: MemoryStorageOptions = {}): PetStorage {
       keys.add(record.scope, record.key, record.fingerprint, pet.id, record.expiresAt);
       return { pet, replayed: false };
     },
+    findOnce(record: IdempotencyRecord): CreateOnceResult | undefined {
+      const slot = keys.find(record.scope, record.key, record.now);
+      if (slot === undefined) return undefined;
+      if (!keys.matches(slot, record.fingerprint)) return { conflict: "reused" };
+      const pet = table.read(keys.petId(slot));
+      return pet === undefined ? undefined : { pet, replayed: true };
+    },
     // Reads answer synchronously: the core then builds the answer without a promise hop.
     get(id: number): Pet | undefined {
       return table.read(id); // a new object, as every read hands out

@@ -66,6 +66,13 @@ export interface PetStorage {
    * 1.1: without it, a create with an idempotency key fails with `internal_error`.
    */
   createOnce?(pet: PetData, key: IdempotencyRecord): Awaitable<CreateOnceResult>;
+  /**
+   * What `createOnce` would answer without creating: the replay (or `reused`) when an unexpired
+   * record holds the key, undefined when the key is free. A look-up only (it writes nothing): the
+   * core asks it before the business rules so that a replay runs no rule again. Optional: without
+   * it, the rules run before every keyed create.
+   */
+  findOnce?(key: IdempotencyRecord): Awaitable<CreateOnceResult | undefined>;
   /** Resolves when the backend answers; rejects otherwise (readiness). */
   ping(): Promise<void>;
   /** Releases connections. Idempotent. */

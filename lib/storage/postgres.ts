@@ -215,6 +215,20 @@ export async function postgresStorage(options: PostgresStorageOptions): Promise<
 
   return {
     kind: "postgres",
+    async findOnce({ scope, key, fingerprint, now }: IdempotencyRecord): Promise<CreateOnceResult | undefined> {
+      ensureOpen();
+      const found = (
+        await pool.query(`SELECT fingerprint, pet_id FROM ${k} WHERE scope = $1 AND key = $2 AND expires_at > $3`, [
+          scope,
+          key,
+          now,
+        ])
+      ).rows[0];
+      if (found === undefined) return undefined;
+      if (found.fingerprint !== fingerprint) return { conflict: "reused" };
+      const id = Number(found.pet_id);
+      return { pet: toPet(await values.get(String(id)), id, "postgres"), replayed: true };
+    },
     async createOnce(data: PetData, record: IdempotencyRecord): Promise<CreateOnceResult> {
       ensureOpen();
       const { scope, key, fingerprint, now, expiresAt } = record;

@@ -159,6 +159,15 @@ export async function redisStorage(options: RedisStorageOptions): Promise<PetSto
 
   return {
     kind: "redis",
+    async findOnce({ scope, key, fingerprint, now }: IdempotencyRecord): Promise<CreateOnceResult | undefined> {
+      ensureOpen();
+      const rec = await client.get(recordKey(scope, key));
+      const [fp, rawId, exp] = typeof rec === "string" ? rec.split(" ") : [];
+      if (fp === undefined || rawId === undefined || !(Number(exp) > now)) return undefined;
+      if (fp !== fingerprint) return { conflict: "reused" };
+      const id = Number(rawId);
+      return { pet: toPet(await values.get(rawId), id, "redis"), replayed: true };
+    },
     async createOnce(data: PetData, record: IdempotencyRecord): Promise<CreateOnceResult> {
       ensureOpen();
       const { scope, key, fingerprint, now, expiresAt } = record;

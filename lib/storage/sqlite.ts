@@ -174,6 +174,19 @@ export async function sqliteStorage(options: SqliteStorageOptions): Promise<PetS
       ensureOpen();
       return serialised(() => transaction(() => insertPet(data)));
     },
+    async findOnce({ scope, key, fingerprint, now }: IdempotencyRecord): Promise<CreateOnceResult | undefined> {
+      ensureOpen();
+      const [found] = await query(
+        `SELECT fingerprint, pet_id FROM ${t}_idempotency WHERE scope = ? AND key = ? AND expires_at > ?`,
+        scope,
+        key,
+        now,
+      );
+      if (found === undefined) return undefined;
+      if (found.fingerprint !== fingerprint) return { conflict: "reused" };
+      const id = Number(found.pet_id);
+      return { pet: toPet(await values.get(String(id)), id, "sqlite"), replayed: true };
+    },
     async createOnce(data: PetData, record: IdempotencyRecord): Promise<CreateOnceResult> {
       ensureOpen();
       const { scope, key, fingerprint, now, expiresAt } = record;
