@@ -17,7 +17,7 @@ export function announcesBody(headers: IncomingHttpHeaders): boolean {
 }
 
 /**
- * True when an answer sent now must say `Connection: close`: the body is not (fully) in yet and
+ * True when a response sent now must say `Connection: close`: the body is not (fully) in yet and
  * is not known to be small, so draining it could mean reading an unbounded upload.
  */
 export function mustClose(stream: Readable & { complete?: boolean }, headers: IncomingHttpHeaders, limit: number) {
@@ -26,8 +26,8 @@ export function mustClose(stream: Readable & { complete?: boolean }, headers: In
   return length === undefined || !/^[0-9]+$/.test(length) || Number(length) > limit;
 }
 
-/** True when an answer can no longer be written: already sent, or the client went away. */
-export function cannotAnswer(req: IncomingMessage, res: ServerResponse): boolean {
+/** True when a response can no longer be written: already sent, or the client went away. */
+export function cannotRespond(req: IncomingMessage, res: ServerResponse): boolean {
   return res.headersSent || res.destroyed || req.socket?.destroyed === true;
 }
 

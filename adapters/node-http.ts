@@ -13,23 +13,23 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { PetStore, PetStoreResponse } from "../lib/index.ts";
 import { isPromise } from "../lib/index.ts";
-import { announcesBody, cannotAnswer, mustClose, readBody } from "./body.ts";
+import { announcesBody, cannotRespond, mustClose, readBody } from "./body.ts";
 
-export { announcesBody, cannotAnswer, mustClose, readBody } from "./body.ts";
+export { announcesBody, cannotRespond, mustClose, readBody } from "./body.ts";
 
 /** Called for requests outside the store's base path (Connect/Express `next` style). */
 export type Fallback = (req: IncomingMessage, res: ServerResponse) => void;
 
 /**
- * Called once for every request the store answers, just before the answer is written (for logs
+ * Called once for every request the store answers, just before the response is written (for logs
  * and metrics): its status, its request id (the `X-Request-Id` it carries), whether the client
  * went away first (nothing is written then), and the milliseconds since the request reached the
  * handler. May set `res.shouldKeepAlive = false` (a server that is stopping does).
  */
-export type OnAnswer = (
+export type OnResponse = (
   req: IncomingMessage,
   res: ServerResponse,
-  answer: { status: number; requestId: string; aborted: boolean; ms: number },
+  response: { status: number; requestId: string; aborted: boolean; ms: number },
 ) => void;
 
 export interface NodeHandlerOptions {
@@ -38,8 +38,8 @@ export interface NodeHandlerOptions {
    * passed by the host framework, they get the contract's `404 not_found`.
    */
   fallback?: Fallback;
-  /** See OnAnswer. It must not throw. */
-  onAnswer?: OnAnswer;
+  /** See OnResponse. It must not throw. */
+  onResponse?: OnResponse;
 }
 
 /** A Node listener; `next`, when a framework passes one, takes requests outside the base path. */
@@ -47,26 +47,26 @@ export type NodeHandler = (req: IncomingMessage, res: ServerResponse, next?: (er
 
 type Store = Pick<PetStore, "respond" | "basePath" | "maxBodyBytes">;
 
-/** Writes the core's answer; `Connection: close` when an unread body could be too big to drain. */
+/** Writes the core's response; `Connection: close` when an unread body could be too big to drain. */
 function send(
   store: Store,
   req: IncomingMessage,
   res: ServerResponse,
-  answer: PetStoreResponse,
-  onAnswer: OnAnswer | undefined,
+  response: PetStoreResponse,
+  onResponse: OnResponse | undefined,
   started: number,
 ) {
-  const gone = cannotAnswer(req, res);
-  if (onAnswer) {
-    const requestId = answer.headers["x-request-id"] ?? "";
-    onAnswer(req, res, { status: answer.status, requestId, aborted: gone, ms: performance.now() - started });
+  const gone = cannotRespond(req, res);
+  if (onResponse) {
+    const requestId = response.headers["x-request-id"] ?? "";
+    onResponse(req, res, { status: response.status, requestId, aborted: gone, ms: performance.now() - started });
   }
   if (gone) return;
-  const headers = answer.headers;
+  const headers = response.headers;
   if (mustClose(req, req.headers, store.maxBodyBytes)) headers.connection = "close";
   try {
-    res.writeHead(answer.status, headers);
-    res.end(answer.body);
+    res.writeHead(response.status, headers);
+    res.end(response.body);
   } catch {
     res.destroy(); // only a broken socket gets here: there is nobody to answer
   }
@@ -88,12 +88,12 @@ export function createNodeHandler(store: Store, options: NodeHandlerOptions = {}
     throw new TypeError("createNodeHandler: expected a store from createPetStore()");
   }
   const { basePath } = store;
-  const { fallback, onAnswer } = options;
+  const { fallback, onResponse } = options;
   if (fallback !== undefined && typeof fallback !== "function") {
     throw new TypeError("createNodeHandler: options.fallback must be a function (req, res) => void");
   }
-  if (onAnswer !== undefined && typeof onAnswer !== "function") {
-    throw new TypeError("createNodeHandler: options.onAnswer must be a function (req, res, answer) => void");
+  if (onResponse !== undefined && typeof onResponse !== "function") {
+    throw new TypeError("createNodeHandler: options.onResponse must be a function (req, res, response) => void");
   }
 
   return function petStoreListener(req, res, next) {
@@ -104,7 +104,7 @@ export function createNodeHandler(store: Store, options: NodeHandlerOptions = {}
       if (fallback) return fallback(req, res);
     }
     const headers = req.headers;
-    const started = onAnswer ? performance.now() : 0;
+    const started = onResponse ? performance.now() : 0;
     const q = url.indexOf("?");
     const request = {
       method: req.method ?? "GET",
@@ -114,8 +114,8 @@ export function createNodeHandler(store: Store, options: NodeHandlerOptions = {}
       body: announcesBody(headers) ? (limit: number) => readBody(req, limit) : undefined,
     };
     // The store answers at once when nothing had to wait: the response is written in this tick.
-    const answer = store.respond(request);
-    if (isPromise(answer)) answer.then((a) => send(store, req, res, a, onAnswer, started));
-    else send(store, req, res, answer, onAnswer, started);
+    const response = store.respond(request);
+    if (isPromise(response)) response.then((r) => send(store, req, res, r, onResponse, started));
+    else send(store, req, res, response, onResponse, started);
   };
 }

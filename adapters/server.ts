@@ -18,13 +18,13 @@ import {
   requestIdOf,
   responseHeaders,
 } from "../lib/index.ts";
-import { cannotAnswer } from "./body.ts";
+import { cannotRespond } from "./body.ts";
 import type { ServerConfig } from "./config.ts";
 import { ConfigError, loadConfig, USAGE } from "./config.ts";
 import { docsRoute } from "./docs.ts";
 import type { Logger } from "./logger.ts";
 import { createLogger, flushLogs, requestLogger } from "./logger.ts";
-import { createNodeHandler, type OnAnswer } from "./node-http.ts";
+import { createNodeHandler, type OnResponse } from "./node-http.ts";
 
 export type { LoadedConfig, ServerConfig } from "./config.ts";
 export { ConfigError, loadConfig } from "./config.ts";
@@ -44,37 +44,37 @@ export interface StartOptions {
 }
 
 /**
- * What one of the server's own routes answers: a status, a body (bytes for the docs' assets) and
+ * What one of the server's own routes serves: a status, a body (bytes for the docs' assets) and
  * the headers beyond those every response carries (see `responseHeaders` in the core).
  */
-interface RouteAnswer {
+interface RouteContent {
   status: number;
   contentType: string;
   body: string | Uint8Array;
   headers?: Record<string, string>;
 }
 
-type ServerRoute = (context: { store: PetStore; draining: boolean }) => Awaitable<RouteAnswer>;
+type ServerRoute = (context: { store: PetStore; draining: boolean }) => Awaitable<RouteContent>;
 
-const jsonAnswer = (status: number, value: unknown): RouteAnswer => ({
+const jsonResponse = (status: number, value: unknown): RouteContent => ({
   status,
   contentType: JSON_TYPE,
   body: JSON.stringify(value),
 });
 
 // ---------------------------------------------------------------------------------------------
-// THE SERVER'S OWN ROUTES: outside the base path, answered without a key (GET and HEAD only).
+// THE SERVER'S OWN ROUTES: outside the base path, responded without a key (GET and HEAD only).
 // Add new ones here, e.g. `case "/docs": return docsRoute;` from ./docs.ts.
 // ---------------------------------------------------------------------------------------------
 function serverRoute(path: string): ServerRoute | undefined {
   switch (path) {
     case "/healthz":
-      return () => jsonAnswer(200, { status: "ok" });
+      return () => jsonResponse(200, { status: "ok" });
     case "/readyz":
       return async ({ store, draining }) =>
         !draining && (await store.ready())
-          ? jsonAnswer(200, { status: "ready" })
-          : jsonAnswer(503, { status: "unavailable" });
+          ? jsonResponse(200, { status: "ready" })
+          : jsonResponse(503, { status: "unavailable" });
     default:
       return docsRoute(path); // GET /docs: the API reference page, and its assets under /docs/
   }
@@ -91,15 +91,15 @@ async function serverResponse(
   if (method !== "GET" && !head) {
     return errorResponse(new PetStoreError("method_not_allowed"), false, requestId, { allow: "GET, HEAD" });
   }
-  let answer: RouteAnswer;
+  let content: RouteContent;
   try {
-    answer = await route(context);
+    content = await route(context);
   } catch {
     return errorResponse(new PetStoreError("internal_error"), head, requestId);
   }
-  const bytes = typeof answer.body === "string" ? Buffer.byteLength(answer.body) : answer.body.byteLength;
-  const headers = responseHeaders(answer.contentType, requestId, bytes, answer.headers);
-  return { status: answer.status, headers, body: head ? "" : answer.body };
+  const bytes = typeof content.body === "string" ? Buffer.byteLength(content.body) : content.body.byteLength;
+  const headers = responseHeaders(content.contentType, requestId, bytes, content.headers);
+  return { status: content.status, headers, body: head ? "" : content.body };
 }
 
 async function serveOwnRoute(
@@ -107,13 +107,13 @@ async function serveOwnRoute(
   context: { store: PetStore; draining: boolean },
   req: IncomingMessage,
   res: ServerResponse,
-  onAnswer: OnAnswer,
+  onResponse: OnResponse,
 ) {
   const started = performance.now();
   const requestId = requestIdOf(req.headers["x-request-id"]);
   const response = await serverResponse(route, context, req.method ?? "GET", requestId);
-  const gone = cannotAnswer(req, res);
-  onAnswer(req, res, { status: response.status, requestId, aborted: gone, ms: performance.now() - started });
+  const gone = cannotRespond(req, res);
+  onResponse(req, res, { status: response.status, requestId, aborted: gone, ms: performance.now() - started });
   if (gone) return;
   res.writeHead(response.status, response.headers);
   res.end(response.body);
@@ -160,21 +160,21 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
   let inFlight = 0;
   let draining = false;
 
-  /** Logs one answered (or abandoned) request; while stopping, asks for its connection to close. */
-  function answered(
+  /** Logs one responded (or abandoned) request; while stopping, asks for its connection to close. */
+  function responded(
     req: IncomingMessage,
     res: ServerResponse,
-    answer: { status: number; requestId: string; aborted: boolean; ms: number },
+    response: { status: number; requestId: string; aborted: boolean; ms: number },
   ) {
     inFlight--;
     if (draining) {
       res.shouldKeepAlive = false;
       setImmediate(() => server.closeIdleConnections());
     }
-    log(req.method ?? "", pathOf(req), answer.status, answer.ms, answer.requestId, answer.aborted);
+    log(req.method ?? "", pathOf(req), response.status, response.ms, response.requestId, response.aborted);
   }
 
-  const api = createNodeHandler(store, { onAnswer: answered });
+  const api = createNodeHandler(store, { onResponse: responded });
   const headersTimeout = config.headersTimeoutMs ?? 10_000;
   const server = createServer(
     {
@@ -186,7 +186,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
       inFlight++;
       if (draining) res.shouldKeepAlive = false;
       const own = serverRoute(pathOf(req));
-      if (own) void serveOwnRoute(own, { store, draining }, req, res, answered);
+      if (own) void serveOwnRoute(own, { store, draining }, req, res, responded);
       else api(req, res);
     },
   );

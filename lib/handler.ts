@@ -128,15 +128,13 @@ function route(h: Handler, path: string): Route {
   return undefined;
 }
 
-/** An error response for this exchange. */
-function refused(x: Exchange, error: Refusal, extra?: Record<string, string>): PetStoreResponse {
-  return errorResponse(error, x.head, x.requestId, extra);
-}
-
 /** 401, with the challenge RFC 6750 asks for. */
 function unauthorized(h: Handler, x: Exchange, missing: boolean, isItem: boolean): PetStoreResponse {
   const challenge = missing ? CHALLENGE_MISSING : CHALLENGE_INVALID;
-  return refused(x, refuse("unauthorized"), { ...(isItem ? h.deprecation : undefined), "www-authenticate": challenge });
+  return errorResponse(refuse("unauthorized"), x.head, x.requestId, {
+    ...(isItem ? h.deprecation : undefined),
+    "www-authenticate": challenge,
+  });
 }
 
 /** The 500 response to anything unexpected, reported to onError. */
@@ -144,21 +142,21 @@ function unexpected(h: Handler, x: Exchange, error: unknown): PetStoreResponse {
   try {
     h.onError(error, x.request);
   } catch {}
-  return refused(x, refuse("internal_error"));
+  return errorResponse(refuse("internal_error"), x.head, x.requestId);
 }
 
 /**
  * The response to an error an operation threw or rejected with: the contract's response for a
  * PetStoreError, a 500 reported to onError for anything else. Never throws.
  */
-function errorFor(h: Handler, x: Exchange, error: unknown, extra?: Record<string, string>): PetStoreResponse {
+function thrownResponse(h: Handler, x: Exchange, error: unknown, extra?: Record<string, string>): PetStoreResponse {
   if (!isPetStoreError(error)) return unexpected(h, x, error);
   if (error.code === "internal_error") {
     try {
       h.onError(error, x.request);
     } catch {}
   }
-  return refused(x, error, extra);
+  return errorResponse(error, x.head, x.requestId, extra);
 }
 
 /** The response an operation will give, with its failures turned into responses too. */
@@ -169,13 +167,13 @@ function settle(
   extra?: Record<string, string>,
 ): Awaitable<PetStoreResponse> {
   if (!isPromise(response)) return response;
-  return response.then(undefined, (error: unknown) => errorFor(h, x, error, extra));
+  return response.then(undefined, (error: unknown) => thrownResponse(h, x, error, extra));
 }
 
 /** GET/HEAD {base}/pets: a page, with `Link: rel="next"` when more follow. */
 function listPetsResponse(h: Handler, x: Exchange, rawQuery: string): Awaitable<PetStoreResponse> {
   const query = listQuery(rawQuery);
-  if (isRefusal(query)) return refused(x, query);
+  if (isRefusal(query)) return errorResponse(query, x.head, x.requestId);
   const page = h.ops.listPets(query);
   return isPromise(page) ? page.then((p) => pageResponse(h, x, p)) : pageResponse(h, x, page);
 }
@@ -219,9 +217,9 @@ function idempotencyKey(x: Exchange, token: string): CheckedKey | Refusal | unde
  */
 function createPetResponse(h: Handler, x: Exchange, token: string): Awaitable<PetStoreResponse> {
   const key = idempotencyKey(x, token);
-  if (key !== undefined && isRefusal(key)) return refused(x, key);
+  if (key !== undefined && isRefusal(key)) return errorResponse(key, x.head, x.requestId);
   const refusal = refusedBody(x.headers, h.maxBodyBytes);
-  if (refusal !== undefined) return refused(x, refusal);
+  if (refusal !== undefined) return errorResponse(refusal, x.head, x.requestId);
   return createFromBody(h, x, key);
 }
 
@@ -230,7 +228,7 @@ async function createFromBody(h: Handler, x: Exchange, key: CheckedKey | undefin
   try {
     const raw = x.request.body;
     const body = parseJson(typeof raw === "function" ? await raw(h.maxBodyBytes) : raw, h.maxBodyBytes);
-    if (isRefusal(body)) return refused(x, body);
+    if (isRefusal(body)) return errorResponse(body, x.head, x.requestId);
     let pet: Pet;
     let replayed = false;
     if (key === undefined) pet = await h.ops.createPet(body.value);
@@ -245,7 +243,7 @@ async function createFromBody(h: Handler, x: Exchange, key: CheckedKey | undefin
       replayed ? { location, "idempotent-replayed": "true" } : { location },
     );
   } catch (error) {
-    return errorFor(h, x, error);
+    return thrownResponse(h, x, error);
   }
 }
 
@@ -270,31 +268,34 @@ function authenticate(
 function run(h: Handler, x: Exchange): Awaitable<PetStoreResponse> {
   const { path, query } = target(x.request);
   const found = route(h, path);
-  if (found === undefined) return refused(x, refuse("not_found"));
+  if (found === undefined) return errorResponse(refuse("not_found"), x.head, x.requestId);
   const { method, head } = x;
   if (found.kind === "public") {
-    if (method !== "GET" && !head) return refused(x, refuse("method_not_allowed"), { allow: ALLOW_ITEM });
+    if (method !== "GET" && !head)
+      return errorResponse(refuse("method_not_allowed"), x.head, x.requestId, { allow: ALLOW_ITEM });
     const doc = (h.publicRoutes[found.name] as () => { contentType: string; body: string })();
     return jsonResponse(200, doc.body, head, x.requestId, undefined, doc.contentType);
   }
   if (found.kind === "item") {
-    if (method !== "GET" && !head) return refused(x, refuse("method_not_allowed"), { allow: ALLOW_ITEM });
+    if (method !== "GET" && !head)
+      return errorResponse(refuse("method_not_allowed"), x.head, x.requestId, { allow: ALLOW_ITEM });
     const rawId = found.rawId;
     return authenticate(h, x, true, () => {
       try {
         return settle(h, x, getPetResponse(h, x, rawId), h.deprecation);
       } catch (error) {
-        return errorFor(h, x, error, h.deprecation);
+        return thrownResponse(h, x, error, h.deprecation);
       }
     });
   }
   if (method === "POST") return authenticate(h, x, false, (token) => createPetResponse(h, x, token));
-  if (method !== "GET" && !head) return refused(x, refuse("method_not_allowed"), { allow: ALLOW_COLLECTION });
+  if (method !== "GET" && !head)
+    return errorResponse(refuse("method_not_allowed"), x.head, x.requestId, { allow: ALLOW_COLLECTION });
   return authenticate(h, x, false, () => {
     try {
       return settle(h, x, listPetsResponse(h, x, query));
     } catch (error) {
-      return errorFor(h, x, error);
+      return thrownResponse(h, x, error);
     }
   });
 }

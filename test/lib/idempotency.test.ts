@@ -10,7 +10,7 @@ import { fingerprintOf, parseIdempotencyKey, scopeOf } from "../../lib/idempoten
 import type { PetStorage, PetStoreResponse } from "../../lib/index.ts";
 import { createPetStore, isPetStoreError, memoryStorage } from "../../lib/index.ts";
 import type { CreateOnceResult, IdempotencyRecord, PetData } from "../../lib/storage/port.ts";
-import { call, errorOf, json, KEY, makeStore } from "../helpers.ts";
+import { call, errorOf, json, KEY, makeStore } from "../support/helpers.ts";
 
 const UUID = "8e03978e-40d5-43e8-bc93-6894a57f9324";
 const rex = { name: "Rex", categoryId: 1 };

@@ -7,7 +7,7 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import type { PetStorage } from "../../lib/index.ts";
 import { createPetStore, isPromise, lowerCaseHeaders, sqliteStorage } from "../../lib/index.ts";
-import { AUTH, errorOf, json, KEY, makeStore } from "../helpers.ts";
+import { AUTH, errorOf, json, KEY, makeStore } from "../support/helpers.ts";
 
 test("respond: a page from memory storage is the response itself, not a promise", async () => {
   const store = makeStore();

@@ -6,7 +6,7 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { isPetStoreError } from "../../lib/index.ts";
-import { makeStore } from "../helpers.ts";
+import { makeStore } from "../support/helpers.ts";
 
 test("types: createPet refuses a misspelt field at compile time and at run time", async () => {
   const store = makeStore();

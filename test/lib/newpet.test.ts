@@ -4,7 +4,7 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import type { NewPetInput } from "../../lib/index.ts";
 import { isPetStoreError } from "../../lib/index.ts";
-import { call, errorOf, json, makeStore } from "../helpers.ts";
+import { call, errorOf, json, makeStore } from "../support/helpers.ts";
 
 const name200 = "n".repeat(200);
 const emoji200 = "🐶".repeat(200);
