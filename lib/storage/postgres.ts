@@ -14,6 +14,7 @@
  * (`<table>_idempotency`, unique on scope + key) together, or nothing when an unexpired record
  * exists; that record is then read in a second statement.
  */
+import { createHash } from "node:crypto";
 import type { Pet } from "../schemas.ts";
 import { reason, redactUrl, StorageConfigError } from "./config-error.ts";
 import { loadDriver, requireFromDriver } from "./driver.ts";
@@ -23,19 +24,24 @@ import {
   indexedId,
   petValues,
   readPet,
-  readPets,
   sequenceExhausted,
   serializedPetAround,
   storageClosed,
-  toPet,
-  writePet,
+  storedPet,
 } from "./values.ts";
 
 type KeyvPostgresDriver = typeof import("@keyv/postgres");
 
+/** A statement pg prepares once a connection (by `name`) and then only executes. */
+interface PgNamedQuery {
+  name: string;
+  text: string;
+  values: unknown[];
+}
+
 /** The part of `pg` used here (its types are not a dependency). */
 interface PgQueryable {
-  query(sql: string, params?: unknown[]): Promise<{ rows: Record<string, unknown>[] }>;
+  query(sql: string | PgNamedQuery, params?: unknown[]): Promise<{ rows: Record<string, unknown>[] }>;
 }
 interface PgPool extends PgQueryable {
   connect(): Promise<PgQueryable & { release(error?: Error): void }>;
@@ -171,17 +177,54 @@ export async function postgresStorage(options: PostgresStorageOptions): Promise<
   };
 
   const k = `${t}_idempotency`;
-  // $1 scope, $2 key, $3 fingerprint, $4 now, $5 expires at, $6/$7 the value's text around the id, $8 status.
-  const createOnceSql = `WITH lock AS (SELECT pg_try_advisory_xact_lock(hashtextextended('petstore-key ' || $1::text || ' ' || $2::text, 0)) AS got),
+  /** A statement prepared once a connection, under a name derived from its text. */
+  const prepared = (text: string) => {
+    const name = `petstore_${createHash("sha1").update(text).digest("hex").slice(0, 20)}`;
+    return (values: unknown[]): PgNamedQuery => ({ name, text, values });
+  };
+  /**
+   * A create in one statement, so one round trip and one transaction: the next id, the value
+   * (Keyv's row and format) and the index entry, from `source`. The idempotent create adds the
+   * key's record, written only when the key's advisory lock is free and no unexpired record exists.
+   * $1/$2 the value's text around the id, $3 status; then $4 scope, $5 key, $6 fingerprint, $7 now, $8 expires at.
+   */
+  const createSql = (once: boolean) => {
+    const steps = once
+      ? `lock AS (SELECT pg_try_advisory_xact_lock(hashtextextended('petstore-key ' || $4::text || ' ' || $5::text, 0)) AS got),
   pet AS (SELECT nextval('${t}_id_seq') AS id FROM lock
-    WHERE got AND NOT EXISTS (SELECT 1 FROM ${k} WHERE scope = $1 AND key = $2 AND expires_at > $4)),
-  rec AS (INSERT INTO ${k} (scope, key, fingerprint, pet_id, expires_at) SELECT $1, $2, $3, id, $5 FROM pet
+    WHERE got AND NOT EXISTS (SELECT 1 FROM ${k} WHERE scope = $4 AND key = $5 AND expires_at > $7)),
+  made AS (INSERT INTO ${k} (scope, key, fingerprint, pet_id, expires_at) SELECT $4, $5, $6, id, $8 FROM pet
     ON CONFLICT (scope, key) DO UPDATE SET fingerprint = excluded.fingerprint, pet_id = excluded.pet_id, expires_at = excluded.expires_at
-    WHERE ${k}.expires_at <= $4
-    RETURNING pet_id),
-  val AS (INSERT INTO ${t}_values (key, value) SELECT 'pets:' || pet_id, $6::text || pet_id || $7::text FROM rec),
-  idx AS (INSERT INTO ${t}_index (id, status) SELECT pet_id, $8 FROM rec)
-  SELECT (SELECT pet_id FROM rec) AS created`;
+    WHERE ${k}.expires_at <= $7
+    RETURNING pet_id AS id)`
+      : `made AS (SELECT nextval('${t}_id_seq') AS id)`;
+    return prepared(`WITH ${steps},
+  val AS (INSERT INTO ${t}_values (key, value) SELECT 'pets:' || id, $1::text || id || $2::text FROM made),
+  idx AS (INSERT INTO ${t}_index (id, status) SELECT id, $3 FROM made)
+  SELECT (SELECT id FROM made) AS created`);
+  };
+  const createStatement = createSql(false);
+  const createOnceStatement = createSql(true);
+  /** One statement a page: the index range joined to Keyv's values (a missing value comes back null). */
+  const pageStatement = prepared(
+    `SELECT i.id, v.value FROM ${t}_index i LEFT JOIN ${t}_values v ON v.key = 'pets:' || i.id WHERE i.id > $1 ORDER BY i.id LIMIT $2`,
+  );
+  const statusPageStatement = prepared(
+    `SELECT i.id, v.value FROM ${t}_index i LEFT JOIN ${t}_values v ON v.key = 'pets:' || i.id WHERE i.status = $3 AND i.id > $1 ORDER BY i.id LIMIT $2`,
+  );
+  /** Runs a create statement: the id it created, or undefined when it wrote nothing. */
+  const create = async (statement: PgNamedQuery): Promise<number | undefined> => {
+    let row: Record<string, unknown> | undefined;
+    try {
+      row = (await pool.query(statement)).rows[0];
+    } catch (error) {
+      if ((error as { code?: unknown }).code === SEQUENCE_EXHAUSTED) throw sequenceExhausted("postgres");
+      throw error;
+    }
+    return row?.created === null || row?.created === undefined
+      ? undefined
+      : checkNewId(Number(row.created), "postgres");
+  };
   let sweptAt = Number.NEGATIVE_INFINITY;
   /** Deletes a batch of expired idempotency records when the last sweep is a minute old (by the writes' clock). */
   const sweep = async (now: number): Promise<void> => {
@@ -201,17 +244,9 @@ export async function postgresStorage(options: PostgresStorageOptions): Promise<
       ensureOpen();
       const { scope, key, fingerprint, now, expiresAt } = record;
       const [head, tail] = await serializedPetAround(values, data);
-      let row: Record<string, unknown> | undefined;
-      try {
-        row = (await pool.query(createOnceSql, [scope, key, fingerprint, now, expiresAt, head, tail, data.status]))
-          .rows[0];
-      } catch (error) {
-        if ((error as { code?: unknown }).code === SEQUENCE_EXHAUSTED) throw sequenceExhausted("postgres");
-        throw error;
-      }
+      const id = await create(createOnceStatement([head, tail, data.status, scope, key, fingerprint, now, expiresAt]));
       await sweep(now);
-      if (row?.created !== null && row?.created !== undefined) {
-        const id = checkNewId(Number(row.created), "postgres");
+      if (id !== undefined) {
         return { pet: { id, name: data.name, categoryId: data.categoryId, status: data.status }, replayed: false };
       }
       // Nothing written: the key has a record, or another call holds its lock (is writing it, or replaying).
@@ -225,23 +260,16 @@ export async function postgresStorage(options: PostgresStorageOptions): Promise<
       // No record: another call is writing it now (or just rolled back); the client tries again.
       if (found === undefined) return { conflict: "in_use" };
       if (found.fingerprint !== fingerprint) return { conflict: "reused" };
-      const id = Number(found.pet_id);
-      return { pet: toPet(await values.get(String(id)), id, "postgres"), replayed: true };
+      const replayed = Number(found.pet_id);
+      const raw = (await pool.query(`SELECT value FROM ${t}_values WHERE key = $1`, [`pets:${replayed}`])).rows[0];
+      return { pet: storedPet(replayed, raw?.value, values, "postgres"), replayed: true };
     },
     async create(data: PetData): Promise<Pet> {
       ensureOpen();
-      let next: unknown;
-      try {
-        next = (await pool.query(`SELECT nextval('${t}_id_seq') AS id`)).rows[0]?.id;
-      } catch (error) {
-        if ((error as { code?: unknown }).code === SEQUENCE_EXHAUSTED) throw sequenceExhausted("postgres");
-        throw error;
-      }
-      const id = checkNewId(Number(next), "postgres");
-      const pet: Pet = { id, name: data.name, categoryId: data.categoryId, status: data.status };
-      return writePet(values, pet, () =>
-        pool.query(`INSERT INTO ${t}_index (id, status) VALUES ($1, $2)`, [id, pet.status]),
-      );
+      const [head, tail] = await serializedPetAround(values, data);
+      const id = await create(createStatement([head, tail, data.status]));
+      if (id === undefined) throw new Error("postgres storage: the create statement wrote nothing");
+      return { id, name: data.name, categoryId: data.categoryId, status: data.status };
     },
     async get(id: number): Promise<Pet | undefined> {
       ensureOpen();
@@ -254,19 +282,15 @@ export async function postgresStorage(options: PostgresStorageOptions): Promise<
     },
     async list({ status, after, limit }: ListPage): Promise<Pet[]> {
       ensureOpen();
-      const { rows } =
-        status === undefined
-          ? await pool.query(`SELECT id FROM ${t}_index WHERE id > $1 ORDER BY id LIMIT $2`, [after, limit])
-          : await pool.query(`SELECT id FROM ${t}_index WHERE status = $1 AND id > $2 ORDER BY id LIMIT $3`, [
-              status,
-              after,
-              limit,
-            ]);
-      return readPets(
-        values,
-        rows.map((row) => indexedId(row.id, "postgres")),
-        "postgres",
+      const { rows } = await pool.query(
+        status === undefined ? pageStatement([after, limit]) : statusPageStatement([after, limit, status]),
       );
+      const pets: Pet[] = new Array(rows.length);
+      for (let i = 0; i < rows.length; i++) {
+        const row = rows[i] as Record<string, unknown>;
+        pets[i] = storedPet(indexedId(row.id, "postgres"), row.value, values, "postgres");
+      }
+      return pets;
     },
     async ping() {
       ensureOpen();
