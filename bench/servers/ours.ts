@@ -1,6 +1,6 @@
 /**
  * Our server under test, in a child process: argv[2] is "standalone" (adapters/server.ts's
- * startServer, memory storage, request logs on (BENCH_LOG_LEVEL, default info), as `npm start`
+ * startServer, memory storage or the storage spec BENCH_STORAGE, request logs on (BENCH_LOG_LEVEL, default info), as `npm start`
  * runs it; stdout is discarded by the parent) or "hapi" (the hapi plugin on a hapi server). The store gets BENCH_PETS pets, then
  * the child tells its parent the port and serves until told to stop.
  */
@@ -33,15 +33,17 @@ async function fillStore(store: PetStore): Promise<void> {
 }
 
 if (mode === "standalone") {
+  // BENCH_STORAGE: a storage spec (B1-B4), whose pets the parent has loaded already.
+  const storage = process.env.BENCH_STORAGE;
   const server = await startServer({
     port: 0,
     host: "127.0.0.1",
-    storage: "memory",
+    storage: storage ?? "memory",
     basePath: "/v1",
     logLevel,
     apiKeys: [key],
   });
-  await fillStore(server.store);
+  if (storage === undefined) await fillStore(server.store);
   exitWithParent(() => server.close());
   tellParent({ type: "ready", port: server.port });
 } else if (mode === "node-http") {

@@ -145,11 +145,12 @@ export async function redisStorage(options: RedisStorageOptions): Promise<PetSto
   const client = createClient({
     url,
     disableOfflineQueue: true,
-    // A command is timed out only while it waits to be written; one that Redis never answers
-    // (frozen server, lost network) is ended by the socket time-out instead, which drops the
-    // connection, rejects what waits on it, and reconnects. The pings keep a quiet but healthy
-    // connection from looking idle.
-    commandOptions: { timeout: timeoutMs },
+    // No time-out a command (the driver would start a timer and an AbortSignal for each, which
+    // would only fire while a command waits to be written, and nothing waits: no offline queue).
+    // A command that Redis never answers (frozen server, lost network) is ended by the socket
+    // time-out, which drops the connection, rejects what waits on it, and reconnects; the core's
+    // own time-out answers the caller meanwhile. The pings keep a quiet but healthy connection
+    // from looking idle.
     // A reply missing for 2/3 of the time-out (at most 1/3 after the last ping) ends the
     // connection, so a call rejects within the time-out.
     pingInterval: Math.max(50, Math.floor(timeoutMs / 3)),

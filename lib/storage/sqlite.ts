@@ -171,6 +171,9 @@ export async function sqliteStorage(options: SqliteStorageOptions): Promise<PetS
     Prepared
   >;
   try {
+    // One connection at a time opens the file: two opening a WAL file together may meet
+    // SQLITE_BUSY (its recovery) without the busy time-out applying.
+    await keyvOpened;
     const own = await openDatabase(sqlite3, path);
     db = own;
     own.configure("busyTimeout", timeoutMs);
@@ -193,7 +196,6 @@ export async function sqliteStorage(options: SqliteStorageOptions): Promise<PetS
       `CREATE TABLE IF NOT EXISTS ${t}_idempotency (scope TEXT NOT NULL, key TEXT NOT NULL, fingerprint TEXT NOT NULL, pet_id INTEGER NOT NULL, expires_at INTEGER NOT NULL, PRIMARY KEY (scope, key))`,
     );
     await query(`CREATE INDEX IF NOT EXISTS ${t}_idempotency_expires_at ON ${t}_idempotency (expires_at)`);
-    await keyvOpened;
     const compile = async (sql: string) => {
       const statement = await prepare(own, sql);
       statements.push(statement);
