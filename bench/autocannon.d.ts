@@ -13,6 +13,10 @@ declare module "autocannon" {
     method?: string;
     headers?: Record<string, string>;
     body?: string;
+    /** Requests sent in turn; `setupRequest` may change each one before it is sent (e.g. a new header value). */
+    requests?: {
+      setupRequest?: (request: { headers: Record<string, string>; [name: string]: unknown }) => unknown;
+    }[];
   }
   interface Result {
     requests: { total: number; average: number };

@@ -7,6 +7,7 @@ import type { JsonSchema } from "@valibot/to-json-schema";
 import { toJsonSchema, toJsonSchemaDefs } from "@valibot/to-json-schema";
 import type { ErrorCode } from "./errors.ts";
 import { ERRORS } from "./errors.ts";
+import { DEFAULT_IDEMPOTENCY_TTL_MS } from "./idempotency.ts";
 import { REQUEST_ID_PATTERN } from "./patterns.ts";
 import {
   DEFAULT_DEPRECATED_AT,
@@ -36,6 +37,8 @@ export interface OpenApiOptions {
   deprecatedAt?: Date;
   /** When getPet goes away (default 2030-12-05), as in `createPetStore`. */
   sunsetAt?: Date;
+  /** How long an `Idempotency-Key` is kept, in ms (default 24 hours), as in `createPetStore`: the published retention. */
+  idempotencyTtlMs?: number;
 }
 
 const JSON_MEDIA = "application/json";
@@ -111,6 +114,11 @@ function headerComponents(deprecatedAt: Date, sunsetAt: Date): Record<string, Js
       pattern: '^<[^>]+/pets>; rel="successor-version"$',
     }),
     Allow: header("The methods this path accepts.", { type: "string", examples: ["GET, HEAD, POST"] }),
+    "Idempotent-Replayed": header(
+      "`true` when this answer replays the first answer to the same `Idempotency-Key` (nothing new was stored); absent otherwise.",
+      { type: "string", const: "true" },
+      false,
+    ),
   };
 }
 
@@ -134,7 +142,9 @@ function errorResponse(codes: ErrorCode[], extraHeaders: Record<string, string> 
   const byCode = codes.map((code) => `\`${code}\`: ${ERRORS[code].message}`).join(" ");
   const named: Record<string, string> = {};
   if (codes.includes("unauthorized")) named["WWW-Authenticate"] = "WWW-Authenticate";
-  if (codes.includes("storage_unavailable")) named["Retry-After"] = "Retry-After";
+  if (codes.includes("storage_unavailable") || codes.includes("idempotency_key_in_use")) {
+    named["Retry-After"] = "Retry-After";
+  }
   return {
     description: byCode,
     headers: headers({ ...named, ...extraHeaders }),
@@ -167,6 +177,37 @@ function commonErrors(extraHeaders: Record<string, string> = {}): Json {
 const security = [{ bearerAuth: [] }];
 
 const petExample = { id: 1, name: "Rex", categoryId: 1, status: "available" };
+
+/** The published retention of idempotency keys, in words ("24 hours", "90 seconds"). */
+function retentionWords(ttlMs: number): string {
+  const units: [number, string][] = [
+    [3_600_000, "hour"],
+    [60_000, "minute"],
+    [1000, "second"],
+  ];
+  for (const [ms, unit] of units) {
+    const n = ttlMs / ms;
+    if (Number.isInteger(n)) return `${n} ${unit}${n === 1 ? "" : "s"}`;
+  }
+  return `${ttlMs} milliseconds`;
+}
+
+/** The `Idempotency-Key` request header: its format, scope, fingerprint and retention (the draft asks for the policy to be published). */
+function idempotencyKeyParameter(ttlMs: number): Json {
+  const retention = retentionWords(ttlMs);
+  return {
+    name: "Idempotency-Key",
+    in: "header",
+    required: false,
+    description: `Makes the create safe to retry (IETF httpapi draft "The Idempotency-Key HTTP Header Field"): a retry with the same key and the same NewPet gets the first answer again (\`201\`, same body and \`Location\`, \`Idempotent-Replayed: true\`) and never a second pet, across time-outs, \`503\`s, crashes and server processes. The key is a structured-field string (\`"8e03978e-40d5-43e8-bc93-6894a57f9324"\`) or the same characters unquoted: 1 to 255 characters from \`!\` to \`~\` except \`"\` and \`\\\`; anything else, an empty value, or the header given twice is \`400 invalid_idempotency_key\` (checked after the key, before the body). Keys belong to the caller (the bearer token): another caller's identical key is another key. Two requests are the same when their NewPets are equal once defaults are applied (\`status\` omitted is \`available\`; key order does not matter); the same key with another NewPet is \`422 idempotency_key_reused\`, and a key whose first request is still being written is \`409 idempotency_key_in_use\` with \`Retry-After: 1\`. Retention: a key is kept for ${retention} after its first use; after that it is new again, and its record is removed.`,
+    schema: {
+      type: "string",
+      pattern: '^([!#-\\[\\]-~]{1,255}|"[!#-\\[\\]-~]{1,255}")$',
+      examples: ["8e03978e-40d5-43e8-bc93-6894a57f9324"],
+    },
+    "x-idempotency-retention-seconds": Math.floor(ttlMs / 1000),
+  };
+}
 
 function paths(query: Record<string, Json>, schemas: Record<string, Json>, sunset: string): Json {
   const { description: _idDescription, ...petIdSchema } = schemas.Pet.properties.id;
@@ -219,10 +260,10 @@ function paths(query: Record<string, Json>, schemas: Record<string, Json>, sunse
         operationId: "createPet",
         summary: "Add an animal",
         description:
-          "Creates a pet from a NewPet. `status` defaults to `available`. Any other field (`id` included) is refused with `400 invalid_body` naming it.",
+          "Creates a pet from a NewPet. `status` defaults to `available`. Any other field (`id` included) is refused with `400 invalid_body` naming it. With an `Idempotency-Key`, retrying the create is safe: see that header.",
         tags: ["pets"],
         security,
-        parameters: [requestId],
+        parameters: [ref("#/components/parameters/Idempotency-Key"), requestId],
         requestBody: {
           required: true,
           description: "A NewPet, sent as `application/json` (parameters such as `charset=utf-8` are fine).",
@@ -230,13 +271,16 @@ function paths(query: Record<string, Json>, schemas: Record<string, Json>, sunse
         },
         responses: {
           "201": {
-            description: "The created pet, with the `id` the service assigned.",
-            headers: headers({ Location: "Location" }),
+            description:
+              "The created pet, with the `id` the service assigned; or, for a retry with the same `Idempotency-Key` and NewPet, the pet its first request created (`Idempotent-Replayed: true`).",
+            headers: headers({ Location: "Location", "Idempotent-Replayed": "Idempotent-Replayed" }),
             content: { [JSON_MEDIA]: { schema: ref(`${SCHEMAS}Pet`), example: petExample } },
           },
-          "400": errorResponse(["invalid_body", "malformed_json"]),
+          "400": errorResponse(["invalid_body", "malformed_json", "invalid_idempotency_key"]),
+          "409": errorResponse(["idempotency_key_in_use"]),
           "413": errorResponse(["payload_too_large"]),
           "415": errorResponse(["unsupported_media_type"]),
+          "422": errorResponse(["idempotency_key_reused"]),
           ...commonErrors(),
         },
       },
@@ -330,6 +374,7 @@ export function buildOpenApi(options: OpenApiOptions = {}): Json {
           description: "Echoed back when it is 1 to 128 characters of `[A-Za-z0-9._-]`; otherwise a new id is made.",
           schema: { type: "string" },
         },
+        "Idempotency-Key": idempotencyKeyParameter(options.idempotencyTtlMs ?? DEFAULT_IDEMPOTENCY_TTL_MS),
       },
       headers: headerComponents(options.deprecatedAt ?? DEFAULT_DEPRECATED_AT, sunsetAt),
       responses: unroutedResponses(),

@@ -155,7 +155,12 @@ export function createPetStore(options: PetStoreOptions): PetStore {
     onError: (error) => onError(error),
     stablePets: storage.inProcess === true,
     publicRoutes: {
-      "openapi.json": openApiRoute({ basePath, deprecatedAt: options.deprecatedAt, sunsetAt: options.sunsetAt }),
+      "openapi.json": openApiRoute({
+        basePath,
+        deprecatedAt: options.deprecatedAt,
+        sunsetAt: options.sunsetAt,
+        idempotencyTtlMs: ttlMs,
+      }),
     },
   });
   let closing: Promise<void> | undefined;

@@ -1,7 +1,7 @@
 /**
- * The memory storage's idempotency records, kept small: a record is one Map entry (its key is a
- * short scope number and the idempotency key) and one slot of typed columns (pet id, expiry,
- * 32 bytes of fingerprint), about 150 bytes with a 36-character key. Slots are handed out in
+ * The memory storage's idempotency records, kept small: a record is one entry in its scope's Map
+ * (the key string itself, as the caller gave it) and one slot of typed columns (scope number, pet
+ * id, expiry, 32 bytes of fingerprint), under 200 bytes with a 36-character key (bench M2). Slots are handed out in
  * creation order, which is expiry order when every record has the same time to live, so expired
  * records are swept from the oldest slot on, a bounded number per write.
  */
@@ -9,13 +9,16 @@
 import { Buffer } from "node:buffer";
 
 const FINGERPRINT_BYTES = 32;
+const ANY = /^/;
 
 export class MemoryKeys {
-  /** Each scope seen, as a short number: a record's Map key then repeats a few digits, not the scope. */
+  /** Each scope seen, as a number, and its keys (key → absolute number of its slot). */
   private readonly scopes = new Map<string, number>();
-  /** `<scope number> <key>` to the absolute number of its slot. */
-  private readonly slots = new Map<string, number>();
+  private scopeKeys: Map<string, number>[] = [];
+  private count = 0;
+  /** Per slot: the key, and the number of its scope. */
   private names: (string | undefined)[] = [];
+  private scopeOf = new Int32Array(1024);
   private petIds = new Float64Array(1024);
   private expires = new Float64Array(1024);
   private prints = Buffer.alloc(1024 * FINGERPRINT_BYTES);
@@ -26,23 +29,24 @@ export class MemoryKeys {
 
   /** Live records (expired ones not yet swept included). */
   get size(): number {
-    return this.slots.size;
+    return this.count;
   }
 
-  private name(scope: string, key: string, create: boolean): string | undefined {
+  /** The number of a scope, made when `create`. */
+  private scopeNumber(scope: string, create: boolean): number | undefined {
     let n = this.scopes.get(scope);
-    if (n === undefined) {
-      if (!create) return undefined;
-      n = this.scopes.size;
+    if (n === undefined && create) {
+      n = this.scopeKeys.length;
       this.scopes.set(scope, n);
+      this.scopeKeys.push(new Map());
     }
-    return `${n} ${key}`;
+    return n;
   }
 
   /** The slot of the unexpired record of `scope` + `key`, or undefined. */
   find(scope: string, key: string, now: number): number | undefined {
-    const name = this.name(scope, key, false);
-    const slot = name === undefined ? undefined : this.slots.get(name);
+    const n = this.scopeNumber(scope, false);
+    const slot = n === undefined ? undefined : this.scopeKeys[n]?.get(key);
     if (slot === undefined || (this.expires[slot - this.base] as number) <= now) return undefined;
     return slot;
   }
@@ -58,8 +62,13 @@ export class MemoryKeys {
   }
 
   /** Records (or replaces) the key of `scope` + `key`. */
-  add(scope: string, key: string, fingerprint: string, petId: number, expiresAt: number): void {
-    const name = this.name(scope, key, true) as string;
+  add(scope: string, given: string, fingerprint: string, petId: number, expiresAt: number): void {
+    // A key built by concatenation is a rope of small strings (crypto.randomUUID's is ~500 bytes);
+    // matching a regular expression makes V8 flatten it in place, so the record keeps ~60 bytes.
+    const key = given;
+    ANY.test(key);
+    const n = this.scopeNumber(scope, true) as number;
+    const keys = this.scopeKeys[n] as Map<string, number>;
     let i = this.next - this.base;
     if (i === this.petIds.length) {
       // Compacting when at least a quarter is swept keeps each slot's copies amortised O(1).
@@ -67,11 +76,13 @@ export class MemoryKeys {
       else this.grow();
       i = this.next - this.base;
     }
-    this.names[i] = name;
+    this.names[i] = key;
+    this.scopeOf[i] = n;
     this.petIds[i] = petId;
     this.expires[i] = expiresAt;
     this.prints.write(fingerprint, i * FINGERPRINT_BYTES, FINGERPRINT_BYTES, "hex");
-    this.slots.set(name, this.next++);
+    if (!keys.has(key)) this.count++;
+    keys.set(key, this.next++);
   }
 
   /** Removes up to `max` expired records, oldest first. */
@@ -80,13 +91,20 @@ export class MemoryKeys {
     while (this.head < end) {
       const i = this.head - this.base;
       if ((this.expires[i] as number) > now) break;
-      const name = this.names[i] as string;
+      const key = this.names[i] as string;
+      const keys = this.scopeKeys[this.scopeOf[i] as number] as Map<string, number>;
       // A key used again after it expired has a newer slot: that one stays.
-      if (this.slots.get(name) === this.head) this.slots.delete(name);
+      if (keys.get(key) === this.head) {
+        keys.delete(key);
+        this.count--;
+      }
       this.names[i] = undefined;
       this.head++;
     }
-    if (this.slots.size === 0) this.scopes.clear();
+    if (this.count === 0 && this.scopes.size > 0) {
+      this.scopes.clear();
+      this.scopeKeys = [];
+    }
   }
 
   /** Moves the live slots to the front of the columns. */
@@ -94,6 +112,7 @@ export class MemoryKeys {
     const from = this.head - this.base;
     const live = this.next - this.head;
     this.names = this.names.slice(from, from + live);
+    this.scopeOf.copyWithin(0, from, from + live);
     this.petIds.copyWithin(0, from, from + live);
     this.expires.copyWithin(0, from, from + live);
     this.prints.copyWithin(0, from * FINGERPRINT_BYTES, (from + live) * FINGERPRINT_BYTES);
@@ -102,6 +121,9 @@ export class MemoryKeys {
 
   private grow(): void {
     const length = this.petIds.length * 2;
+    const scopeOf = new Int32Array(length);
+    scopeOf.set(this.scopeOf);
+    this.scopeOf = scopeOf;
     const petIds = new Float64Array(length);
     petIds.set(this.petIds);
     const expires = new Float64Array(length);
@@ -115,7 +137,8 @@ export class MemoryKeys {
 
   clear(): void {
     this.scopes.clear();
-    this.slots.clear();
+    this.scopeKeys = [];
+    this.count = 0;
     this.names = [];
     this.base = this.head = this.next = 0;
   }

@@ -108,6 +108,24 @@ async function createSchema(pool: PgPool, schema: string, table: string): Promis
   const t = `${schema}.${table}`;
   const client = await pool.connect();
   try {
+    // When everything exists, no DDL at all: even an "IF NOT EXISTS" takes table locks, which
+    // would deadlock with other processes' creates (one statement writes three tables).
+    const names = [
+      `${t}_values`,
+      `${t}_id_seq`,
+      `${t}_index`,
+      `${schema}.${table}_index_status_id`,
+      `${t}_idempotency`,
+    ];
+    names.push(`${schema}.${table}_idempotency_expires_at`);
+    const { rows } = await client.query(
+      "SELECT bool_and(to_regclass(name) IS NOT NULL) AS ready FROM unnest($1::text[]) AS name",
+      [names],
+    );
+    if (rows[0]?.ready === true) {
+      client.release();
+      return;
+    }
     await client.query("BEGIN");
     await client.query("SELECT pg_advisory_xact_lock(hashtext($1))", [`petstore:${t}`]);
     if (schema !== "public") await client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);

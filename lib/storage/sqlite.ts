@@ -162,8 +162,8 @@ export async function sqliteStorage(options: SqliteStorageOptions): Promise<PetS
     | "next"
     | "value"
     | "index"
+    | "claim"
     | "find"
-    | "record"
     | "page"
     | "statusPage"
     | "one"
@@ -215,14 +215,16 @@ export async function sqliteStorage(options: SqliteStorageOptions): Promise<PetS
       ),
       value: await compile(`INSERT INTO ${t}_values (key, value) VALUES (?, ?)`),
       index: await compile(`INSERT INTO ${t}_index (id, status) VALUES (?, ?)`),
-      find: await compile(
-        `SELECT fingerprint, pet_id FROM ${t}_idempotency WHERE scope = ? AND key = ? AND expires_at > ?`,
+      // Claims the key for the next id in one statement: inserted, or an expired record
+      // replaced; nothing comes back when an unexpired record holds the key.
+      claim: await compile(
+        `INSERT INTO ${t}_idempotency (scope, key, fingerprint, pet_id, expires_at)
+         VALUES (?, ?, ?, (SELECT value + 1 FROM ${t}_seq WHERE id = 1), ?)
+         ON CONFLICT (scope, key) DO UPDATE SET fingerprint = excluded.fingerprint, pet_id = excluded.pet_id, expires_at = excluded.expires_at
+         WHERE ${t}_idempotency.expires_at <= ?
+         RETURNING pet_id`,
       ),
-      // An expired record of the same key is replaced.
-      record: await compile(
-        `INSERT INTO ${t}_idempotency (scope, key, fingerprint, pet_id, expires_at) VALUES (?, ?, ?, ?, ?)
-         ON CONFLICT (scope, key) DO UPDATE SET fingerprint = excluded.fingerprint, pet_id = excluded.pet_id, expires_at = excluded.expires_at`,
-      ),
+      find: await compile(`SELECT fingerprint, pet_id FROM ${t}_idempotency WHERE scope = ? AND key = ?`),
       page: await page("i.id > ?"),
       statusPage: await page("i.status = ? AND i.id > ?"),
       one: await compile(
@@ -286,12 +288,15 @@ export async function sqliteStorage(options: SqliteStorageOptions): Promise<PetS
       const done = await transaction(async (): Promise<CreateOnceResult | { replay: number }> => {
         if (record === undefined) return { pet: await insertPet(data, text), replayed: false };
         const { scope, key, fingerprint, expiresAt, now } = record;
-        const [found] = await c.find.all([scope, key, now]);
-        if (found !== undefined) {
+        const claimed = await c.claim.all([scope, key, fingerprint, expiresAt, now]);
+        if (claimed.length === 0) {
+          const [found] = await c.find.all([scope, key]);
+          if (found === undefined) throw new Error("sqlite storage: the key record vanished in its transaction");
           return found.fingerprint === fingerprint ? { replay: Number(found.pet_id) } : { conflict: "reused" };
         }
         const pet = await insertPet(data, text);
-        await c.record.all([scope, key, fingerprint, pet.id, expiresAt]);
+        if (pet.id !== Number(claimed[0]?.pet_id))
+          throw new Error("sqlite storage: the sequence moved within a transaction");
         return { pet, replayed: false };
       });
       if (record !== undefined) await sweep(record.now);

@@ -406,6 +406,76 @@ export const CASES: Case[] = [
     },
   },
 
+  // --- Idempotent creates: Idempotency-Key ------------------------------------------------------
+  {
+    rule: "idempotency: a retry with the same key and NewPet answers 201 with the same body and Location plus Idempotent-Replayed: true, and stores one pet",
+    async run(c) {
+      const first = await c.send(post('{"name":"Rex","categoryId":1}', { ...JSON_BODY, "idempotency-key": "order-1" }));
+      assert.is(first.status, 201);
+      assert.is(first.headers["idempotent-replayed"], undefined);
+      const retry = await c.send(
+        post('{"categoryId":1,"status":"available","name":"Rex"}', { ...JSON_BODY, "idempotency-key": '"order-1"' }),
+      );
+      assert.is(retry.status, 201);
+      assert.is(retry.body, first.body);
+      expectHeaders(retry, { location: first.headers.location, "idempotent-replayed": "true" });
+      assert.is((await c.send(get("/v1/pets"))).body, `[${pet(1, "Rex", 1, "available")}]`);
+    },
+  },
+  {
+    rule: "idempotency: the same key with another NewPet is 422 idempotency_key_reused and stores nothing",
+    async run(c) {
+      await c.send(post('{"name":"Rex","categoryId":1}', { ...JSON_BODY, "idempotency-key": "k" }));
+      const answer = await c.send(post('{"name":"Mia","categoryId":1}', { ...JSON_BODY, "idempotency-key": "k" }));
+      expectError(answer, 422, "idempotency_key_reused");
+      assert.not.match(answer.body, /Rex/);
+      assert.is((await c.send(get("/v1/pets"))).body, `[${pet(1, "Rex", 1, "available")}]`);
+    },
+  },
+  {
+    rule: "idempotency: an empty or malformed key is 400 invalid_idempotency_key, checked after auth and before content type, size and body",
+    async run(c) {
+      for (const key of ["", '""', "a b", 'a"b', "x".repeat(256), "a, b"]) {
+        expectError(
+          await c.send(post('{"name":"Rex","categoryId":1}', { ...JSON_BODY, "idempotency-key": key })),
+          400,
+          "invalid_idempotency_key",
+        );
+      }
+      const bad = { "idempotency-key": "a b" };
+      expectError(
+        await c.send(post("{", { ...AUTH, ...bad, "content-type": "text/plain" })),
+        400,
+        "invalid_idempotency_key",
+      );
+      expectError(await c.send(post("{", { ...JSON_BODY, ...bad })), 400, "invalid_idempotency_key");
+      expectError(
+        await c.send(post('{"name":"Rex","categoryId":1}', { "content-type": "application/json", ...bad })),
+        401,
+        "unauthorized",
+      );
+      assert.is((await c.send(get("/v1/pets"))).body, "[]");
+    },
+  },
+  {
+    rule: "idempotency: 10 concurrent creates with one key make one pet; each answer is its 201 or 409 idempotency_key_in_use with Retry-After: 1",
+    async run(c) {
+      const answers = await Promise.all(
+        Array.from({ length: 10 }, () =>
+          c.send(post('{"name":"Rex","categoryId":1}', { ...JSON_BODY, "idempotency-key": "same" })),
+        ),
+      );
+      for (const answer of answers) {
+        if (answer.status === 409) {
+          expectError(answer, 409, "idempotency_key_in_use");
+          expectHeaders(answer, { "retry-after": "1" });
+        } else assert.is(answer.body, pet(1, "Rex", 1, "available"));
+      }
+      assert.is(answers.filter((a) => a.status === 201 && a.headers["idempotent-replayed"] === undefined).length, 1);
+      assert.is((await c.send(get("/v1/pets"))).body, `[${pet(1, "Rex", 1, "available")}]`);
+    },
+  },
+
   // --- Every response ------------------------------------------------------------------------------
   {
     rule: "every answer: a valid client X-Request-Id is echoed",

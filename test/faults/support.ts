@@ -5,6 +5,7 @@
  */
 import type { ChildProcess } from "node:child_process";
 import { spawn, spawnSync } from "node:child_process";
+import { randomUUID } from "node:crypto";
 import { mkdtempSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
@@ -60,13 +61,14 @@ export type Outcome = Reply | { status: "no answer"; error: string; ms: number }
 /** One request with a hard bound: a hang becomes `{ status: "no answer" }` after `timeoutMs`. */
 export async function call(
   url: string,
-  init: { method?: string; body?: string; auth?: boolean } = {},
+  init: { method?: string; body?: string; auth?: boolean; headers?: Record<string, string> } = {},
   timeoutMs = 4000,
 ): Promise<Outcome> {
   const started = performance.now();
   const headers: Record<string, string> = {};
   if (init.auth !== false) headers.authorization = `Bearer ${KEY}`;
   if (init.body !== undefined) headers["content-type"] = "application/json";
+  Object.assign(headers, init.headers);
   try {
     const res = await fetch(url, {
       method: init.method ?? "GET",
@@ -198,6 +200,114 @@ export function createsAgain(base: string, ms: number, what: string): Promise<vo
     ms,
     what,
   );
+}
+
+/** What one client saw for one name it created with one key, retrying through faults. */
+export interface KeyedCreate {
+  name: string;
+  /** The distinct bodies of every 201 answered for the key (one when the promise holds). */
+  pets: Set<string>;
+  /** Status (or "no answer") → count, over every try. */
+  tries: Record<string, number>;
+  /** Set when an answer was neither a 201 nor one to retry (409, 503, no answer). */
+  unexpected?: string;
+}
+
+/**
+ * Clients that create pets with an Idempotency-Key each (a new UUID a name) and retry every
+ * create with the same key and body, spreading tries over `bases()` (the servers alive now),
+ * after a 503, a 409, a reset or a time-out, until a 201 (at most `perNameMs`); one name in
+ * three is sent once more after its 201, which must replay the same pet. `stop()` lets every
+ * client finish the name it has started.
+ */
+export function keyedCreates(bases: () => string[], clients = 12, perNameMs = 60_000) {
+  const ledger = new Map<string, KeyedCreate>();
+  let running = true;
+  let abandoned = false;
+  let n = 0;
+  const client = async (w: number) => {
+    while (running) {
+      const i = n++;
+      const key = randomUUID();
+      const status = ["available", "pending", "sold"][i % 3];
+      const entry: KeyedCreate = { name: `keyed ${w}-${i}`, pets: new Set(), tries: {} };
+      ledger.set(key, entry);
+      const body = JSON.stringify({ name: entry.name, categoryId: 1 + (i % 9), status });
+      const deadline = Date.now() + perNameMs;
+      let created = 0;
+      for (let attempt = 0; Date.now() < deadline && created < (i % 3 === 0 ? 2 : 1) && !abandoned; attempt++) {
+        const list = bases();
+        const base = list[(w + attempt) % list.length] as string;
+        const r = await call(`${base}/pets`, { method: "POST", body, headers: { "idempotency-key": key } }, 4000);
+        entry.tries[String(r.status)] = (entry.tries[String(r.status)] ?? 0) + 1;
+        if (r.status === 201 && "body" in r) {
+          entry.pets.add(r.body);
+          created++;
+        } else if (r.status === 409 || r.status === 503 || r.status === "no answer") {
+          await sleep(r.status === 409 ? 200 : 50);
+        } else {
+          entry.unexpected = `${r.status} ${"body" in r ? r.body : ""}`;
+          break;
+        }
+      }
+    }
+  };
+  const done = Promise.all(Array.from({ length: clients }, (_, w) => client(w)));
+  return {
+    ledger,
+    async stop() {
+      running = false;
+      await done;
+    },
+    /** Ends every client at once (a test that failed half-way). */
+    abandon() {
+      running = false;
+      abandoned = true;
+    },
+  };
+}
+
+/** Totals of tries by status over a ledger, for messages. */
+export function keyedTally(ledger: Map<string, KeyedCreate>): Record<string, number> {
+  const out: Record<string, number> = { names: ledger.size };
+  for (const entry of ledger.values()) {
+    for (const [status, count] of Object.entries(entry.tries)) out[status] = (out[status] ?? 0) + count;
+  }
+  return out;
+}
+
+/**
+ * The promise of idempotent creates, checked on the store behind `base`: every key was answered
+ * 201, every 201 of a key carries the same pet, and every name is stored exactly once, as that
+ * pet. The list of problems (empty when fine).
+ */
+export async function keyedProblems(base: string, ledger: Map<string, KeyedCreate>): Promise<string[]> {
+  const problems: string[] = [];
+  const stored = new Map<string, Pet[]>();
+  let next: string | undefined = `${base}/pets?limit=100`;
+  for (let pages = 0; next !== undefined && pages < 10_000; pages++) {
+    const r = await call(next);
+    if (r.status !== 200 || !("headers" in r)) {
+      problems.push(`walk: ${next} answered ${r.status}`);
+      break;
+    }
+    for (const pet of JSON.parse(r.body) as Pet[]) stored.set(pet.name, [...(stored.get(pet.name) ?? []), pet]);
+    const link = /^<([^>]+)>; rel="next"$/.exec(r.headers.get("link") ?? "")?.[1];
+    next = link === undefined ? undefined : new URL(link, base).href;
+  }
+  for (const [key, entry] of ledger) {
+    if (entry.unexpected !== undefined) problems.push(`${entry.name} (${key}): unexpected answer ${entry.unexpected}`);
+    if (entry.pets.size === 0)
+      problems.push(`${entry.name}: no 201 within the time given: ${JSON.stringify(entry.tries)}`);
+    if (entry.pets.size > 1)
+      problems.push(`${entry.name}: its 201s carry different pets: ${[...entry.pets].join(" ")}`);
+    const copies = stored.get(entry.name) ?? [];
+    if (copies.length !== 1) problems.push(`${entry.name}: stored ${copies.length} times`);
+    else if (entry.pets.size === 1 && JSON.stringify(copies[0]) !== [...entry.pets][0]) {
+      problems.push(`${entry.name}: stored as ${JSON.stringify(copies[0])}, answered ${[...entry.pets][0]}`);
+    }
+  }
+  return problems;
 }
 
 /** A redis-server of our own, persisting every write to an append-only file before it answers. */

@@ -10,7 +10,7 @@ import * as assert from "uvu/assert";
 import type { PetStore, PetStoreRequest } from "../../lib/index.ts";
 import { createPetStore, memoryStorage } from "../../lib/index.ts";
 import type { Answer, Ledger, Sent, StorageMode } from "./oracle.ts";
-import { checkAnswer, checkWalk, switchableStorage } from "./oracle.ts";
+import { checkAnswer, checkRank, checkWalk, switchableStorage } from "./oracle.ts";
 import type { FuzzCase } from "./requests.ts";
 import { bodyBytes, caseArb, FUZZ_KEY, FUZZ_SEED, headerValue, toHandleRequest } from "./requests.ts";
 import { fuzzFailure, prototypeSnapshot, unhandledRejections } from "./watch.ts";
@@ -64,6 +64,7 @@ function sentOf(c: FuzzCase, request: PetStoreRequest, t: Target, storage: Stora
     maxBodyBytes: t.maxBodyBytes,
     key: FUZZ_KEY,
     exactPost: true,
+    idempotencyKey: header("idempotency-key"),
   };
 }
 
@@ -95,7 +96,7 @@ test(`fuzz handle(): >= ${MIN_REQUESTS} hostile requests all get a contract answ
       const sent = cases.map((c, i) => sentOf(c, requestsOfBatch[i] as PetStoreRequest, t, storage));
       // Creations first, so that a concurrent read of a new pet finds it in the ledger.
       const order = [...sent.keys()].sort(
-        (a, b) => Number(sent[b]?.method === "POST") - Number(sent[a]?.method === "POST"),
+        (a, b) => checkRank(sent[a] as Sent, answers[a] as Answer) - checkRank(sent[b] as Sent, answers[b] as Answer),
       );
       const before = new Set(t.ledger.keys());
       let inFlight: Set<number> | undefined;

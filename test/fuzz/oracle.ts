@@ -36,6 +36,8 @@ export interface Sent {
   key: string;
   /** Over a socket some things are Node's to decide (duplicate headers, body framing). */
   exactPost: boolean;
+  /** The Idempotency-Key header as the server saw it. */
+  idempotencyKey?: string | string[] | undefined;
 }
 
 /** A marker that a failing storage puts in its errors: it must never reach a response. */
@@ -47,6 +49,39 @@ const first = (value: string | string[] | undefined) => (Array.isArray(value) ? 
 
 /** The pets acknowledged with 201, by id. */
 export type Ledger = Map<number, v.InferOutput<typeof Pet>>;
+
+/** The keys acknowledged with a created pet, per ledger (one store): key → canonical NewPet and pet. */
+const keyLedgers = new WeakMap<Ledger, Map<string, { fingerprint: string; pet: string }>>();
+function keysOf(ledger: Ledger) {
+  let keys = keyLedgers.get(ledger);
+  if (keys === undefined) {
+    keys = new Map();
+    keyLedgers.set(ledger, keys);
+  }
+  return keys;
+}
+
+const INVALID = Symbol("invalid key");
+
+/** The contract's Idempotency-Key rule: a quoted or bare run of 1 to 255 of `!`..`~` except `"` and `\`; given once. */
+function idempotencyKeyOf(value: string | string[] | undefined): string | undefined | typeof INVALID {
+  if (value === undefined) return undefined;
+  if (Array.isArray(value)) return INVALID;
+  let key = value.replace(/^[ \t]+|[ \t]+$/g, "");
+  if (/^".*"$/.test(key) && key.length >= 2) key = key.slice(1, -1);
+  return /^[!#-[\]-~]{1,255}$/.test(key) ? key : INVALID;
+}
+
+/**
+ * The order in which the answers of one concurrent batch are checked: creations of new pets
+ * first, then replays, then the other creates, then the rest, so that the ledger already holds
+ * what a concurrent answer may show or refer to.
+ */
+export function checkRank(sent: Sent, answer: Answer): number {
+  if (sent.method.toUpperCase() !== "POST") return 3;
+  if (answer.status !== 201) return 2;
+  return answer.headers["idempotent-replayed"] === undefined ? 0 : 1;
+}
 
 /** A storage that can be switched down (every call rejects) or hung (no call answers). */
 export function switchableStorage(inner: PetStorage): { storage: PetStorage; set(mode: StorageMode): void } {
@@ -60,6 +95,7 @@ export function switchableStorage(inner: PetStorage): { storage: PetStorage; set
     storage: {
       kind: "switchable",
       create: (pet) => gate(() => inner.create(pet)),
+      createOnce: (pet, record) => gate(() => (inner.createOnce as NonNullable<PetStorage["createOnce"]>)(pet, record)),
       get: (id) => gate(() => inner.get(id)),
       list: (page) => gate(() => inner.list(page)),
       ping: () => gate(() => inner.ping()),
@@ -135,7 +171,7 @@ export function checkAnswer(sent: Sent, answer: Answer, ledger: Ledger, inFlight
   const { status, headers } = answer;
   const method = sent.method.toUpperCase();
   const head = method === "HEAD";
-  const allowed = [200, 201, 400, 401, 404, 405, 413, 415];
+  const allowed = [200, 201, 400, 401, 404, 405, 413, 415, 422];
   if (sent.storage !== "up") allowed.push(503);
   if (!allowed.includes(status)) fail(`status ${status} is not allowed here`, sent, answer);
 
@@ -253,17 +289,43 @@ export function checkAnswer(sent: Sent, answer: Answer, ledger: Ledger, inFlight
       if (status === 201) fail("a 201 over an unchecked body framing", sent, answer);
       return;
     }
+    // The key is checked first, before the content type, size and body.
+    const idempotencyKey = idempotencyKeyOf(sent.idempotencyKey);
+    if (idempotencyKey === INVALID) {
+      expect({ status: 400, code: "invalid_idempotency_key" });
+      return;
+    }
     const outcome = expectedCreate(sent);
+    const asked = outcome.pet;
+    let fingerprint = "";
+    if (idempotencyKey !== undefined && asked !== undefined) {
+      fingerprint = JSON.stringify([asked.name, asked.categoryId, asked.status ?? "available"]);
+      const known = keysOf(ledger).get(idempotencyKey);
+      if (known !== undefined && known.fingerprint !== fingerprint) {
+        expect({ status: 422, code: "idempotency_key_reused" });
+        return;
+      }
+      if (known !== undefined) {
+        expect({ status: 201 });
+        if (answer.body !== known.pet) fail("a replay is not the first answer's pet", sent, answer);
+        if (headers["idempotent-replayed"] !== "true") fail("a replay without Idempotent-Replayed: true", sent, answer);
+        if (headers.location !== `/v1/pets/${JSON.parse(known.pet).id}`)
+          fail("a replay with another Location", sent, answer);
+        return;
+      }
+    }
     expect(outcome);
     if (status !== 201) return;
+    if (headers["idempotent-replayed"] !== undefined) fail("a first create marked as replayed", sent, answer);
     const pet = JSON.parse(answer.body);
     if (!v.is(Pet, pet)) fail("201 body is not a Pet", sent, answer);
     if (ledger.has(pet.id)) fail(`id ${pet.id} was handed out twice`, sent, answer);
-    const asked = outcome.pet as v.InferOutput<typeof NewPet>;
-    const wanted = { id: pet.id, name: asked.name, categoryId: asked.categoryId, status: asked.status ?? "available" };
+    const pet0 = asked as v.InferOutput<typeof NewPet>;
+    const wanted = { id: pet.id, name: pet0.name, categoryId: pet0.categoryId, status: pet0.status ?? "available" };
     if (JSON.stringify(pet) !== JSON.stringify(wanted)) fail("201 body is not the pet sent", sent, answer);
     if (headers.location !== `/v1/pets/${pet.id}`) fail("201 without the right Location", sent, answer);
     ledger.set(pet.id, pet);
+    if (idempotencyKey !== undefined) keysOf(ledger).set(idempotencyKey, { fingerprint, pet: answer.body });
     return;
   }
   // GET or HEAD /v1/pets

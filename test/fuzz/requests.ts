@@ -363,6 +363,21 @@ export const requestIdArb: fc.Arbitrary<string | string[] | undefined> = fc.oneo
   { weight: 1, arbitrary: fc.string({ maxLength: 20, unit: "binary" }) },
 );
 
+/** Idempotency keys from a small pool (so that they repeat, with the same or other bodies), and malformed ones. */
+const KEY_POOL = ["k0", "k1", "k2", "k3", "8e03978e-40d5-43e8-bc93-6894a57f9324", "~!#$%&'()*+,-./:;<=>?@[]^_`{|}"];
+const poolKeyArb = fc.constantFrom(...KEY_POOL).chain((k) => fc.constantFrom(k, `"${k}"`, ` ${k} `));
+export const idempotencyKeyArb: fc.Arbitrary<string | string[] | undefined> = fc.oneof(
+  { weight: 20, arbitrary: fc.constant(undefined) },
+  { weight: 6, arbitrary: poolKeyArb },
+  { weight: 2, arbitrary: fc.stringMatching(/^[!#-[\]-~]{1,255}$/) },
+  {
+    weight: 3,
+    arbitrary: fc.constantFrom("", '""', "a b", 'a"b', "a\\b", "x".repeat(256), "clé", "a, b", '"k0', "\tk0\t\t"),
+  },
+  { weight: 1, arbitrary: fc.constant<string[]>(["k0", "k0"]) },
+  { weight: 1, arbitrary: fc.string({ maxLength: 20, unit: "binary" }) },
+);
+
 const extraHeaderArb: fc.Arbitrary<HeaderPair> = fc.constantFrom<HeaderPair>(
   ["__proto__", "polluted"],
   ["constructor", "polluted"],
@@ -380,6 +395,7 @@ export const headersArb: fc.Arbitrary<HeaderPair[]> = fc
     "content-type": contentTypeArb,
     "content-length": contentLengthArb,
     "x-request-id": requestIdArb,
+    "idempotency-key": idempotencyKeyArb,
     extra: fc.array(extraHeaderArb, { maxLength: 2 }),
   })
   .map(({ extra, ...named }) => {
@@ -405,18 +421,32 @@ const createCaseArb: fc.Arbitrary<FuzzCase> = fc.record({
   method: fc.constant("POST"),
   path: fc.constant("/v1/pets"),
   query: fc.constant(null),
-  headers: requestIdArb.map((id) => {
+  headers: fc.record({ id: requestIdArb, key: idempotencyKeyArb }).map(({ id, key }) => {
     const pairs: HeaderPair[] = [
       ["authorization", `Bearer ${FUZZ_KEY}`],
       ["content-type", "application/json"],
       ["content-length", "true"],
     ];
     if (id !== undefined) pairs.push(["x-request-id", id]);
+    if (key !== undefined) pairs.push(["idempotency-key", key]);
     return pairs;
   }),
   body: fc.oneof(
     { weight: 4, arbitrary: validNewPet.map((value) => ({ kind: "json", value }) as const) },
     { weight: 1, arbitrary: nearlyValidNewPet },
+    // The same few pets again and again: with a pool key they replay (or meet another body: 422).
+    {
+      weight: 3,
+      arbitrary: fc
+        .record({ n: fc.integer({ min: 0, max: 3 }), order: fc.boolean(), status: fc.boolean() })
+        .map(({ n, order, status }) => {
+          const value: Record<string, unknown> = order
+            ? { name: `same ${n}`, categoryId: n + 1 }
+            : { categoryId: n + 1, name: `same ${n}` };
+          if (status) value.status = "available";
+          return { kind: "json", value } as const;
+        }),
+    },
   ),
   bodyAs: bodyAsArb,
 });

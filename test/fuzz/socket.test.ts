@@ -11,7 +11,7 @@ import * as assert from "uvu/assert";
 import type { RunningServer } from "../../adapters/server.ts";
 import { startServer } from "../../adapters/server.ts";
 import type { Answer, Ledger, Sent } from "./oracle.ts";
-import { checkAnswer, checkWalk } from "./oracle.ts";
+import { checkAnswer, checkRank, checkWalk } from "./oracle.ts";
 import type { RawAnswer, RawOutcome } from "./raw-http.ts";
 import { rawExchange, requestHead } from "./raw-http.ts";
 import type { FuzzCase } from "./requests.ts";
@@ -142,6 +142,7 @@ function toWire(c: FuzzCase): Wire {
     maxBodyBytes: MAX_BODY,
     key: FUZZ_KEY,
     exactPost: framing === "exact" || framing === "truncated",
+    idempotencyKey: view("idempotency-key"),
   };
   return { parts: [Buffer.from(head, "utf8"), payload], sent, framing, endAfterWrite, connect: method === "CONNECT" };
 }
@@ -204,9 +205,13 @@ test(`fuzz over a socket: >= ${MIN_REQUESTS} hostile requests to the standalone 
         ),
       );
       // Creations first, so that a concurrent read of a new pet finds it in the ledger.
-      const order = [...wires.keys()].sort(
-        (a, b) => Number(wires[b]?.sent.method === "POST") - Number(wires[a]?.sent.method === "POST"),
-      );
+      const rank = (i: number) => {
+        const outcome = results[i] as RawOutcome;
+        const w = wires[i] as Wire;
+        if (outcome.kind !== "answer") return w.sent.method === "POST" ? 2 : 3;
+        return checkRank(w.sent, asAnswer(outcome.answer));
+      };
+      const order = [...wires.keys()].sort((a, b) => rank(a) - rank(b));
       const known = new Set(ledger.keys());
       let inFlight: Set<number> | undefined;
       for (const i of order) {

@@ -69,7 +69,7 @@ test("openapi: servers are production and staging, with the base URL as a server
 
 const expectedStatuses: Record<string, string[]> = {
   listPets: ["200", "400", "401", "500", "503"],
-  createPet: ["201", "400", "401", "413", "415", "500", "503"],
+  createPet: ["201", "400", "401", "409", "413", "415", "422", "500", "503"],
   getPet: ["200", "400", "401", "404", "500", "503"],
 };
 const expectedCodes: Record<string, Record<string, ErrorCode[]>> = {
@@ -80,10 +80,12 @@ const expectedCodes: Record<string, Record<string, ErrorCode[]>> = {
     "503": ["storage_unavailable"],
   },
   createPet: {
-    "400": ["invalid_body", "malformed_json"],
+    "400": ["invalid_body", "malformed_json", "invalid_idempotency_key"],
     "401": ["unauthorized"],
+    "409": ["idempotency_key_in_use"],
     "413": ["payload_too_large"],
     "415": ["unsupported_media_type"],
+    "422": ["idempotency_key_reused"],
     "500": ["internal_error"],
     "503": ["storage_unavailable"],
   },
@@ -121,6 +123,25 @@ test("openapi: every code of the error table is documented (404 not_found and 40
   assert.equal([...documented].sort(), Object.keys(ERRORS).sort());
   assert.ok(doc.components.responses.MethodNotAllowed.headers.Allow);
   assert.equal(codesOf(doc.components.responses.NotFound), ["not_found"]);
+});
+
+test("openapi createPet: declares the Idempotency-Key header (format and the retention in words), Idempotent-Replayed on 201, Retry-After on 409", () => {
+  const param = doc.components.parameters["Idempotency-Key"];
+  assert.equal(ops.createPet.parameters[0], { $ref: "#/components/parameters/Idempotency-Key" });
+  assert.is(param.in, "header");
+  assert.is(param.required, false);
+  assert.match(param.description, /kept for 24 hours after its first use/);
+  assert.is(param["x-idempotency-retention-seconds"], 86_400);
+  const pattern = new RegExp(param.schema.pattern);
+  for (const ok of ["abc", '"abc"', "!", "~".repeat(255)]) assert.ok(pattern.test(ok), ok);
+  for (const bad of ["", '""', "a b", 'a"b', "a\\b", "x".repeat(256)]) assert.not.ok(pattern.test(bad), bad);
+  assert.equal(ops.createPet.responses["201"].headers["Idempotent-Replayed"], {
+    $ref: "#/components/headers/Idempotent-Replayed",
+  });
+  assert.is(doc.components.headers["Idempotent-Replayed"].required, false);
+  assert.ok(ops.createPet.responses["409"].headers["Retry-After"]);
+  const served = buildOpenApi({ idempotencyTtlMs: 90_000 }).components.parameters["Idempotency-Key"];
+  assert.match(served.description, /kept for 90 seconds/);
 });
 
 test("openapi: every response carries required X-Request-Id and Cache-Control: no-store", () => {

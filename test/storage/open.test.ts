@@ -75,14 +75,16 @@ s("openStorage: sqlite:<path> opens (and creates) the file, ?namespace= names it
   assert.is(storage.kind, "sqlite");
   await storage.create({ name: "a", categoryId: 1, status: "sold" });
   await storage.close();
-  assert.equal(await tablesOf(path), ["shop_eu_index", "shop_eu_seq", "shop_eu_values"]);
+  assert.equal(await tablesOf(path), ["shop_eu_idempotency", "shop_eu_index", "shop_eu_seq", "shop_eu_values"]);
   const again = await openStorage(`sqlite://${path}`);
   assert.equal(await again.list({ after: 0, limit: 10 }), []);
   await again.close();
   assert.equal(await tablesOf(path), [
+    "petstore_idempotency",
     "petstore_index",
     "petstore_seq",
     "petstore_values",
+    "shop_eu_idempotency",
     "shop_eu_index",
     "shop_eu_seq",
     "shop_eu_values",
@@ -166,6 +168,9 @@ if (postgresUp) {
       rows.map((r) => r.relname),
       [
         `${RUN}_open_id_seq`,
+        `${RUN}_open_idempotency`,
+        `${RUN}_open_idempotency_expires_at`,
+        `${RUN}_open_idempotency_pkey`,
         `${RUN}_open_index`,
         `${RUN}_open_index_pkey`,
         `${RUN}_open_index_status_id`,
