@@ -80,7 +80,7 @@ function buffered(stream: Readable & { headers?: IncomingHttpHeaders }, limit: n
 /**
  * Reads the whole body, rejecting with `payload_too_large` as soon as more than `limit` bytes
  * arrive (the rest then flows to nowhere). A client that disconnects mid-body gets
- * `invalid_body`: there is nobody left to read the answer, and it must not look unexpected.
+ * `invalid_body`: there is nobody left to read the response, and it must not look unexpected.
  *
  * It looks one microtask later, once Node's parser is through what arrived with the headers:
  * a small body is then usually all in the stream's buffer and is taken at once, without

@@ -38,7 +38,7 @@ function checkOptions(options: unknown): PetStorePluginOptions {
   return { store };
 }
 
-/** Copies the core's answer into a hapi response. */
+/** Copies the core's response into a hapi response. */
 function toHapi(res: PetStoreResponse, h: ResponseToolkit): ResponseObject {
   const response = h.response(res.body).code(res.status);
   for (const name in res.headers) response.header(name, res.headers[name] as string);
@@ -49,7 +49,7 @@ function toHapi(res: PetStoreResponse, h: ResponseToolkit): ResponseObject {
  * Answers one hapi request through the core: a response at once when nothing had to wait (a page
  * from memory), so that hapi goes on without a promise of ours in between; a promise otherwise.
  */
-function answer(store: Store, request: Request, h: ResponseToolkit): ResponseObject | Promise<ResponseObject> {
+function respond(store: Store, request: Request, h: ResponseToolkit): ResponseObject | Promise<ResponseObject> {
   const raw = request.raw.req;
   const payload = request.payload as Readable | null | undefined;
   const url = raw.url ?? request.path; // the raw target, exactly as the Node adapter sees it
@@ -89,7 +89,7 @@ export const petStorePlugin: Plugin<PetStorePluginOptions> = {
       );
     }
     const base = store.basePath;
-    const handler: Lifecycle.Method = (request, h) => answer(store, request, h);
+    const handler: Lifecycle.Method = (request, h) => respond(store, request, h);
     const common: RouteOptions = {
       auth: false,
       state: { parse: false, failAction: "ignore" },
@@ -103,7 +103,7 @@ export const petStorePlugin: Plugin<PetStorePluginOptions> = {
         output: "stream",
         override: "application/octet-stream",
         maxBytes: Number.MAX_SAFE_INTEGER,
-        failAction: async (request, h) => (await answer(store, request, h)).takeover(),
+        failAction: async (request, h) => (await respond(store, request, h)).takeover(),
       },
     };
     // A path hapi cannot decode goes to the catch-all, whose handler gives the core the raw target.

@@ -1,6 +1,6 @@
 /**
  * The Node `http` adapter: a `(req, res, next?)` listener that copies the request into the core's
- * `handle()` and writes its answer back. Translation only: every rule lives in lib/.
+ * `respond()` and writes its response back. Translation only: every rule lives in lib/.
  *
  * Writing another adapter? Import only from `petstore-lib` (and, for Node streams, the helpers this
  * entry point exports): build a `PetStoreRequest` with a BodyReader, call `store.respond()` (or
