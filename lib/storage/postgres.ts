@@ -261,7 +261,7 @@ export async function postgresStorage(options: PostgresStorageOptions): Promise<
     async createOnce(data: PetData, record: IdempotencyRecord): Promise<CreateOnceResult> {
       ensureOpen();
       const { scope, key, fingerprint, now, expiresAt } = record;
-      const [head, tail] = await serializedPetAround(values, data);
+      const [head, tail] = serializedPetAround(values, data);
       const id = await create(createOnceStatement([head, tail, data.status, scope, key, fingerprint, now, expiresAt]));
       await sweep(now);
       if (id !== undefined) {
@@ -284,7 +284,7 @@ export async function postgresStorage(options: PostgresStorageOptions): Promise<
     },
     async create(data: PetData): Promise<Pet> {
       ensureOpen();
-      const [head, tail] = await serializedPetAround(values, data);
+      const [head, tail] = serializedPetAround(values, data);
       const id = await create(createStatement([head, tail, data.status]));
       if (id === undefined) throw new Error("postgres storage: the create statement wrote nothing");
       return { id, name: data.name, categoryId: data.categoryId, status: data.status };

@@ -197,7 +197,7 @@ export async function redisStorage(options: RedisStorageOptions): Promise<PetSto
 
   /** One create (idempotent with a record): one script, so one round trip and atomic. */
   async function created(data: PetData, record: IdempotencyRecord | undefined): Promise<CreateOnceResult> {
-    const [head, tail] = await serializedPetAround(values, data);
+    const [head, tail] = serializedPetAround(values, data);
     const keys = [sequenceKey, indexKey(), indexKey(data.status)];
     const args = [head, tail, valuePrefix, MAX_ID];
     if (record !== undefined) {

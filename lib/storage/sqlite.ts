@@ -283,7 +283,7 @@ export async function sqliteStorage(options: SqliteStorageOptions): Promise<PetS
    */
   const created = async (data: PetData, record: IdempotencyRecord | undefined): Promise<CreateOnceResult> => {
     // Keyv's text of the pet, its id to come (the value is written in Keyv's format).
-    const text = await serializedPetAround(values, data);
+    const text = serializedPetAround(values, data);
     const outcome = await serialised(async () => {
       const done = await transaction(async (): Promise<CreateOnceResult | { replay: number }> => {
         if (record === undefined) return { pet: await insertPet(data, text), replayed: false };

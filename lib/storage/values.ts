@@ -173,27 +173,18 @@ export function storageClosed(kind: string): Error {
 }
 
 /**
- * The text Keyv stores for `pet` (its own serializer, `{"value":…}` with no expiry), so that a
- * value written by an atomic create around Keyv reads back through Keyv as any other.
+ * The text Keyv stores for a pet whose id is not known yet (the atomic create takes it): the parts
+ * before and after the id's digits, from Keyv's own serializer (`{"value":…}` with no expiry), so
+ * that a value written around Keyv reads back through Keyv as any other. Synchronous: Keyv's
+ * default serializer is. @example const [head, tail] = serializedPetAround(values, data)
  */
-export async function serializedPet(values: Keyv<unknown>, pet: Pet): Promise<string> {
+export function serializedPetAround(values: Keyv<unknown>, data: Omit<Pet, "id">): [string, string] {
+  const pet: Pet = { id: 0, name: data.name, categoryId: data.categoryId, status: data.status };
   const serialize = values.serialize;
-  if (serialize === undefined) return JSON.stringify({ value: pet });
-  return serialize({ value: pet });
-}
-
-/**
- * The text Keyv stores for a pet whose id is not known yet (a Redis script takes it): the parts
- * before and after the id's digits. @example const [head, tail] = await serializedPetAround(values, data)
- */
-export async function serializedPetAround(values: Keyv<unknown>, data: Omit<Pet, "id">): Promise<[string, string]> {
-  const text = await serializedPet(values, {
-    id: 0,
-    name: data.name,
-    categoryId: data.categoryId,
-    status: data.status,
-  });
+  const text: unknown = serialize === undefined ? JSON.stringify({ value: pet }) : serialize({ value: pet });
   const head = '{"value":{"id":';
-  if (!text.startsWith(`${head}0,`)) throw new Error(`unexpected Keyv serialization: ${text.slice(0, 20)}`);
+  if (typeof text !== "string" || !text.startsWith(`${head}0,`)) {
+    throw new Error(`unexpected Keyv serialization: ${String(text).slice(0, 20)}`);
+  }
   return [head, text.slice(head.length + 1)];
 }
