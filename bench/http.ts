@@ -1,5 +1,5 @@
 /**
- * H1, H2, H3 (memory), B1-B4 (Redis, Postgres, SQLite): our server and its baseline, each in its own child process, loaded in turn by
+ * H1, H2, H3, F2 (memory), B1-B4 (Redis, Postgres, SQLite): our server and its baseline, each in its own child process, loaded in turn by
  * autocannon from this process over loopback: a warm-up of each, then rounds A, B, A, B, … so
  * that drift of the machine hits both alike. Before measuring, both answer one request and the
  * answers are compared (a baseline that answered something else would prove nothing); every
@@ -26,8 +26,8 @@ const ENGINE_NAMES: Record<Engine, string> = { redis: "Redis", postgres: "Postgr
 
 interface Scenario {
   label: string;
-  ours: "standalone" | "hapi" | "node-http";
-  baseline: "node-list" | "hapi-list" | "node-create" | "engine-list" | "engine-create";
+  ours: "standalone" | "hapi" | "node-http" | "fastify";
+  baseline: "node-list" | "hapi-list" | "node-create" | "fastify-list" | "engine-list" | "engine-create";
   /** The shared engine the store and the baseline use (B1-B4); memory otherwise. */
   engine?: Engine;
   method: "GET" | "POST";
@@ -66,6 +66,15 @@ const SCENARIOS: Record<string, Scenario> = {
     pets: 0,
     target: 0.8,
   },
+  F2: {
+    label: "GET /v1/pets?limit=20, Fastify plugin, memory, 10,000 pets",
+    ours: "fastify",
+    baseline: "fastify-list",
+    method: "GET",
+    path: "/v1/pets?limit=20",
+    pets: 10_000,
+    target: 0.9,
+  },
 };
 
 const PAGE_ON = (engine: Engine, target: number): Scenario => ({
@@ -101,7 +110,9 @@ function pick(): Scenario {
   }
   const found = SCENARIOS[id];
   if (found === undefined) {
-    throw new Error(`bench/http.ts: unknown scenario ${JSON.stringify(id)} (H1, H2, H3, B1, B2, B3 or B4 <engine>)`);
+    throw new Error(
+      `bench/http.ts: unknown scenario ${JSON.stringify(id)} (H1, H2, H3, F2, B1, B2, B3 or B4 <engine>)`,
+    );
   }
   return found;
 }

@@ -34,7 +34,6 @@ async function http(): Promise<Row[]> {
     const replayKey = randomUUID();
     const load = async (variant: "fresh" | "none" | "replay"): Promise<number> => {
       const headers: Record<string, string> = { authorization: `Bearer ${key}`, "content-type": "application/json" };
-      if (variant === "replay") headers["idempotency-key"] = replayKey;
       const result = await autocannon({
         url: `http://127.0.0.1:${port}/v1/pets`,
         method: "POST",
@@ -43,21 +42,23 @@ async function http(): Promise<Row[]> {
         connections: 32,
         duration: seconds,
         timeout: 10,
-        // A new header value a request for both A and B (a nonce the server ignores for B): the
-        // client's cost of rebuilding each request is then the same on both sides.
-        ...(variant === "replay"
-          ? {}
-          : {
-              requests: [
-                {
-                  setupRequest: (request) => {
-                    const name = variant === "fresh" ? "idempotency-key" : "x-bench-nonce";
-                    request.headers = { ...request.headers, [name]: randomUUID() };
-                    return request;
-                  },
-                },
-              ],
-            }),
+        // Every variant rebuilds each request with a new header value (a nonce the server ignores
+        // for B; the one replayed key for C), so the client's cost is the same on every side.
+        requests: [
+          {
+            setupRequest: (request) => {
+              const nonce = randomUUID();
+              const extra: Record<string, string> =
+                variant === "fresh"
+                  ? { "idempotency-key": nonce }
+                  : variant === "none"
+                    ? { "x-bench-nonce": nonce }
+                    : { "idempotency-key": replayKey, "x-bench-nonce": nonce };
+              request.headers = { ...request.headers, ...extra };
+              return request;
+            },
+          },
+        ],
       });
       if (result.errors > 0 || result.timeouts > 0 || result.non2xx > 0 || result.requests.total === 0) {
         throw new Error(

@@ -252,14 +252,13 @@ export function createOperations(storage: PetStorage, timeoutMs: number, retenti
 
   function createPetOnce(input: unknown, { scope, key }: CheckedKey): Awaitable<CreatedPet> {
     const data = newPet(input);
-    const createOnce = storage.createOnce?.bind(storage);
-    if (createOnce === undefined) {
+    if (storage.createOnce === undefined) {
       const cause = new Error(`${storage.kind} storage has no createOnce: it cannot take idempotent creates`);
       throw new PetStoreError("internal_error", undefined, { cause });
     }
     const now = retention.clock();
     const record = { scope, key, fingerprint: fingerprintOf(data), now, expiresAt: now + retention.ttlMs };
-    const result = guarded(() => createOnce(data, record));
+    const result = guarded(() => (storage.createOnce as NonNullable<PetStorage["createOnce"]>)(data, record));
     return isPromise(result) ? result.then(onceOutcome) : onceOutcome(result);
   }
 

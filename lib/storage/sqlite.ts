@@ -193,7 +193,7 @@ export async function sqliteStorage(options: SqliteStorageOptions): Promise<PetS
     );
     await query(`CREATE INDEX IF NOT EXISTS ${t}_index_status_id ON ${t}_index (status, id)`);
     await query(
-      `CREATE TABLE IF NOT EXISTS ${t}_idempotency (scope TEXT NOT NULL, key TEXT NOT NULL, fingerprint TEXT NOT NULL, pet_id INTEGER NOT NULL, expires_at INTEGER NOT NULL, PRIMARY KEY (scope, key))`,
+      `CREATE TABLE IF NOT EXISTS ${t}_idempotency (scope TEXT NOT NULL, key TEXT NOT NULL, fingerprint TEXT NOT NULL, pet_id INTEGER NOT NULL, expires_at INTEGER NOT NULL, PRIMARY KEY (scope, key)) WITHOUT ROWID`,
     );
     await query(`CREATE INDEX IF NOT EXISTS ${t}_idempotency_expires_at ON ${t}_idempotency (expires_at)`);
     const compile = async (sql: string) => {
@@ -273,7 +273,7 @@ export async function sqliteStorage(options: SqliteStorageOptions): Promise<PetS
     sweptAt = now;
     await all(
       own,
-      `DELETE FROM ${t}_idempotency WHERE rowid IN (SELECT rowid FROM ${t}_idempotency WHERE expires_at <= ? LIMIT ${SWEEP_BATCH})`,
+      `DELETE FROM ${t}_idempotency WHERE (scope, key) IN (SELECT scope, key FROM ${t}_idempotency WHERE expires_at <= ? LIMIT ${SWEEP_BATCH})`,
       [now],
     ).catch(() => {});
   };

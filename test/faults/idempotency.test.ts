@@ -12,9 +12,9 @@ import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { requireFromDriver } from "../../lib/storage/driver.ts";
+import { POSTGRES_URL, RUN, serviceAvailable } from "../storage/services.ts";
 import type { Child } from "../support/server-child.ts";
 import { spawnServer, startedUrl } from "../support/server-child.ts";
-import { POSTGRES_URL, RUN, serviceAvailable } from "../storage/services.ts";
 import type { OwnRedis } from "./support.ts";
 import {
   KEY,

@@ -36,6 +36,28 @@ test("server: with PORT=0 the start-up line names the real port, where the API a
   assert.is(await stop(child), 0);
 });
 
+test("server: PETSTORE_IDEMPOTENCY_TTL is the retention the store keeps and its OpenAPI document publishes; a keyed retry replays", async () => {
+  const child = start({ PETSTORE_API_KEYS: KEY, PETSTORE_IDEMPOTENCY_TTL: "90" });
+  const url = await startedUrl(child);
+  const doc = (await (await fetch(`${url.href}/openapi.json`)).json()) as {
+    components: { parameters: Record<string, { description: string }> };
+  };
+  assert.match(doc.components.parameters["Idempotency-Key"]?.description ?? "", /kept for 90 seconds/);
+  const post = () =>
+    fetch(`${url.href}/pets`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json", "idempotency-key": "order-1" },
+      body: '{"name":"Rex","categoryId":1}',
+    });
+  const first = await post();
+  const retry = await post();
+  assert.is(first.status, 201);
+  assert.is(retry.status, 201);
+  assert.is(retry.headers.get("idempotent-replayed"), "true");
+  assert.is(await retry.text(), await first.text());
+  assert.is(await stop(child), 0);
+});
+
 test("server: without PETSTORE_API_KEYS a random key is generated, printed once with how to set one, and works", async () => {
   const child = start({});
   const url = await startedUrl(child);
