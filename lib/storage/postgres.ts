@@ -1,17 +1,18 @@
 /**
- * Postgres storage: pet values in Keyv (@keyv/postgres, table `<table>_values`), and next to it
- * what Keyv cannot do: a sequence `<table>_id_seq` (capped at 2^53-1) and an index table
- * `<table>_index (id bigint primary key, status)` with an index on `(status, id)`, so a page is
- * one index range scan (O(log n + limit)) whatever the filter.
+ * Postgres storage: pet values in Keyv's table (@keyv/postgres, `<table>_values`, Keyv's format),
+ * and next to it what Keyv cannot do: a sequence `<table>_id_seq` (capped at 2^53-1) and an index
+ * table `<table>_index (id bigint primary key, status)` with an index on `(status, id)`. A page
+ * is one prepared statement: the index range (O(log n + limit) whatever the filter) and each pet's
+ * value by its primary key.
  *
  * Each store owns its pg pool, shared by Keyv and its own queries: @keyv/postgres would keep one
  * pool per URL for the whole process and end it for every store when one disconnects. The pool
  * fails fast (connect, query and statement time-outs) and reconnects by itself on the next call.
  *
- * An idempotent create is one statement, so one round trip and one transaction: it takes an
- * advisory lock on the key (not free: another call is writing it, `in_use`), the next id, and
- * writes the value (Keyv's row and format), the index entry and the key record
- * (`<table>_idempotency`, unique on scope + key) together, or nothing when an unexpired record
+ * A create is one prepared statement, so one round trip and one transaction: the next id, the
+ * value (Keyv's row and format) and the index entry. An idempotent one also takes an advisory lock
+ * on the key (not free: another call is writing it, `in_use`) and writes the key record
+ * (`<table>_idempotency`, unique on scope + key) with the pet, or nothing when an unexpired record
  * exists; that record is then read in a second statement.
  */
 import { createHash } from "node:crypto";

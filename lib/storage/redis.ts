@@ -1,18 +1,18 @@
 /**
- * Redis storage: pet values in Keyv (@keyv/redis), and on the same connection what Keyv cannot
- * do: the id sequence (`INCR`) and one sorted set of ids for all pets plus one per status, so a
- * page is one `ZRANGEBYSCORE … LIMIT` (O(log n + limit)) whatever the filter.
+ * Redis storage: pet values in Keyv's keys (@keyv/redis writes `<namespace>::<id>`, in Keyv's
+ * format), and on the same connection what Keyv cannot do: the id sequence and one sorted set of
+ * ids for all pets plus one per status. A page is one Lua script (`EVALSHA`), so one round trip:
+ * `ZRANGEBYSCORE … LIMIT` (O(log n + limit) whatever the filter), then `MGET` of those values.
  *
- * Every key starts with `<namespace>:` (values are `<namespace>::<id>`, as @keyv/redis writes
- * them), so several stores and the host's own data share one server; nothing here ever deletes.
- * The client fails fast: no offline queue (a call while disconnected rejects at once), a
- * connect and command time-out, and a reconnect strategy that retries forever at most every
- * 500 ms, so the service recovers by itself when Redis returns.
+ * Every key starts with `<namespace>:`, so several stores and the host's own data share one
+ * server; nothing here ever deletes. The client fails fast: no offline queue (a call while
+ * disconnected rejects at once), connect and socket time-outs with pings, and a reconnect strategy
+ * that retries forever at most every 500 ms, so the service recovers by itself when Redis returns.
  *
- * An idempotent create is one Lua script, so one round trip and atomic: it checks the key's
- * record, takes the next id, writes the value (Keyv's key and format), both index entries and the
- * record `<namespace>:idem:<scope length>:<scope>:<key>` with its expiry (`PX`), or only reads
- * the record. Redis removes expired records itself.
+ * A create is one Lua script too, so one round trip and atomic: it takes the next id, writes the
+ * value (Keyv's key and format) and both index entries; an idempotent one first checks the key's
+ * record and writes it with the pet (`<namespace>:idem:<scope length>:<scope>:<key>`, with its
+ * expiry, `PX`), or only reads the record. Redis removes expired records itself.
  */
 
 import { createHash } from "node:crypto";

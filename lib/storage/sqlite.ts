@@ -1,8 +1,10 @@
 /**
- * SQLite storage: pet values in Keyv (@keyv/sqlite, table `<table>_values`), and on the same
- * connection what Keyv cannot do: a one-row sequence table `<table>_seq` (capped at 2^53-1) and
- * an index table `<table>_index (id integer primary key, status)` with an index on
- * `(status, id)`, so a page is one index range scan (O(log n + limit)) whatever the filter.
+ * SQLite storage: pet values in Keyv's table (@keyv/sqlite, `<table>_values`, Keyv's format), and
+ * beside it what Keyv cannot do: a one-row sequence table `<table>_seq` (capped at 2^53-1) and an
+ * index table `<table>_index (id integer primary key, status)` with an index on `(status, id)`.
+ * A page is one statement, compiled once: the index range (O(log n + limit) whatever the filter)
+ * joined to Keyv's values. The statements run on a connection of this file's own (Keyv's keeps
+ * its statements uncompiled and its connection to itself), opened after Keyv's.
  *
  * The file is in WAL mode and every connection waits for a lock up to the operation time-out
  * (busy timeout), so several processes can share one file. `synchronous=NORMAL`: a clean stop
@@ -10,9 +12,9 @@
  * `mmapBytes` of the file are read through memory-mapped I/O. The WAL file is cut back to 64 MiB
  * when a large write grew it past that.
  *
- * Writes are transactions: a create writes its value, its index entry and (for an idempotent
- * create) its key record in `<table>_idempotency` in one `BEGIN IMMEDIATE` transaction. The
- * driver shares one connection among all calls, so write transactions are serialised in this
+ * A create, with or without an idempotency key, is one `BEGIN IMMEDIATE` transaction of compiled
+ * statements: the key's claim (idempotent creates), the next id, the value (Keyv's row and format),
+ * the index entry. All calls share the connection, so write transactions are serialised in this
  * process (another call's statements would otherwise land inside, or be rolled back with, a
  * transaction); other processes wait on the file lock.
  */
