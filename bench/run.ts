@@ -115,6 +115,15 @@ function jobs(): Job[] {
     options: { nodeFlags: ["--expose-gc"] },
     timeoutMs: 90_000,
   });
+  list.push({
+    id: "T1",
+    scenario: "startTestServer() ready, first start",
+    unit: "ms",
+    target: { on: "ours", op: "<=", value: 100 },
+    program: "./testkit.ts",
+    args: mode,
+    timeoutMs: 30_000,
+  });
   const idempotency = { program: "./idempotency.ts", options: { nodeFlags: ["--expose-gc"] } };
   list.push({
     ...idempotency,

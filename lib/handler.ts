@@ -55,6 +55,8 @@ interface Exchange {
   method: string;
   head: boolean;
   requestId: string;
+  /** The accepted bearer token, once authenticated: only ever turned into a scope (lib/rules.ts). */
+  token?: string;
 }
 
 type Route = { kind: "collection" } | { kind: "item"; rawId: string } | { kind: "public"; name: string } | undefined;
@@ -222,8 +224,8 @@ function idempotencyKey(h: Handler, x: Exchange, token: string): CheckedKey | Re
  * POST {base}/pets: the idempotency key, the body's headers, then the body, then the pet. A
  * promise it returns never rejects.
  */
-function createPetResponse(h: Handler, x: Exchange, token: string): Awaitable<PetStoreResponse> {
-  const key = idempotencyKey(h, x, token);
+function createPetResponse(h: Handler, x: Exchange): Awaitable<PetStoreResponse> {
+  const key = idempotencyKey(h, x, x.token ?? "");
   if (key !== undefined && isRefusal(key)) return errorResponse(key, x.head, x.requestId);
   const refusal = refusedBody(x.headers, h.maxBodyBytes);
   if (refusal !== undefined) return errorResponse(refusal, x.head, x.requestId);
@@ -238,8 +240,9 @@ async function createFromBody(h: Handler, x: Exchange, key: CheckedKey | undefin
     if (isRefusal(body)) return errorResponse(body, x.head, x.requestId);
     let pet: Pet;
     let replayed = false;
-    if (key === undefined) pet = await h.ops.createPet(body.value);
-    else ({ pet, replayed } = await h.ops.createPetOnce(body.value, key));
+    const caller = { requestId: x.requestId, token: x.token };
+    if (key === undefined) pet = await h.ops.createPet(body.value, caller);
+    else ({ pet, replayed } = await h.ops.createPetOnce(body.value, key, caller));
     const location = `${h.collectionPath}/${pet.id}`;
     // Not cached: most new pets are not read back soon, and a cache entry a create costs more than it saves.
     return jsonResponse(
@@ -259,15 +262,15 @@ function authenticate(
   h: Handler,
   x: Exchange,
   isItem: boolean,
-  operation: (token: string) => Awaitable<PetStoreResponse>,
+  operation: () => Awaitable<PetStoreResponse>,
 ): Awaitable<PetStoreResponse> {
   const credentials = readBearer(x.headers.authorization);
   if (credentials.kind !== "bearer") return unauthorized(h, x, credentials.kind === "missing", isItem);
-  const token = credentials.token;
-  const verdict = h.verify(token);
-  if (typeof verdict === "boolean") return verdict ? operation(token) : unauthorized(h, x, false, isItem);
+  const verdict = h.verify(credentials.token);
+  x.token = credentials.token;
+  if (typeof verdict === "boolean") return verdict ? operation() : unauthorized(h, x, false, isItem);
   return Promise.resolve(verdict)
-    .then((ok) => (ok === true ? operation(token) : unauthorized(h, x, false, isItem)))
+    .then((ok) => (ok === true ? operation() : unauthorized(h, x, false, isItem)))
     .then(undefined, (error: unknown) => unexpected(h, x, error)); // a verify that rejects
 }
 
@@ -295,7 +298,7 @@ function run(h: Handler, x: Exchange): Awaitable<PetStoreResponse> {
       }
     });
   }
-  if (method === "POST") return authenticate(h, x, false, (token) => createPetResponse(h, x, token));
+  if (method === "POST") return authenticate(h, x, false, () => createPetResponse(h, x));
   if (method !== "GET" && !head)
     return errorResponse(refuse("method_not_allowed"), x.head, x.requestId, { allow: ALLOW_COLLECTION });
   return authenticate(h, x, false, () => {

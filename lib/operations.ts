@@ -9,10 +9,12 @@ import { isPromise } from "./awaitable.ts";
 import { decodeCursor, encodeCursor } from "./cursor.ts";
 import { PetStoreError, storageUnavailable } from "./errors.ts";
 import type { IdempotentCreateOptions } from "./idempotency.ts";
-import { fingerprintOf, isIdempotencyKey, MAX_SCOPE_LENGTH } from "./idempotency.ts";
+import { DEFAULT_IDEMPOTENCY_TTL_MS, fingerprintOf, isIdempotencyKey, MAX_SCOPE_LENGTH } from "./idempotency.ts";
+import type { CheckedNewPet, CheckedRules, RuleContext } from "./rules.ts";
+import { isRuleViolation, scopeOfToken } from "./rules.ts";
 import type { NewPet as NewPetInput, Pet, PetStatus } from "./schemas.ts";
 import { DEFAULT_LIMIT, isPet, issueDetails, ListQuery, MAX_ID, NewPet } from "./schemas.ts";
-import type { CreateOnceResult, PetData, PetStorage } from "./storage/port.ts";
+import type { CreateOnceResult, PetStorage } from "./storage/port.ts";
 
 /** One page of `listPets`: the pets, and the cursor of the next page when more follow. */
 export interface PetPage {
@@ -33,19 +35,30 @@ export type ListPetsInput = ListQuery;
 /** What `createPet` takes: a NewPet. Checked at run time as well (a bad body is `invalid_body`). */
 export type { NewPetInput };
 
+/**
+ * Who asks for an in-process create, for the business rules' `context`: a request id (default a
+ * new one) and a scope (default none). @example await store.createPet(pet, { scope: "tenant-a" })
+ */
+export interface CreateContext {
+  requestId?: string;
+  scope?: string;
+}
+
 /** The spec's three operations, as plain async functions. */
 export interface Operations {
   /** Pets in ascending id order. @example const { pets, nextCursor } = await store.listPets({ status: "sold", limit: 10 }) */
   listPets(query?: ListPetsInput): Promise<PetPage>;
-  /** Validates a NewPet and stores it. @example await store.createPet({ name: "Rex", categoryId: 1 }) */
-  createPet(input: NewPetInput): Promise<Pet>;
   /**
-   * The same, once per idempotency key: a retry with the key (and the same NewPet) within
-   * retention gets the first pet again, `replayed: true`, and stores nothing. Rejects with
-   * `invalid_idempotency_key`, `idempotency_key_reused` (another NewPet) or `idempotency_key_in_use`.
+   * Validates a NewPet, runs the business rules and stores it; rejects with the rule's
+   * `RuleViolation` when `beforeCreate` refuses it. With an `idempotencyKey`, once per key: a retry
+   * with the key (and the same NewPet) within retention gets the first pet again, `replayed: true`,
+   * and stores nothing; rejects with `invalid_idempotency_key`, `idempotency_key_reused` (another
+   * NewPet) or `idempotency_key_in_use`.
+   * @example await store.createPet({ name: "Rex", categoryId: 1 })
    * @example const { pet, replayed } = await store.createPet({ name: "Rex", categoryId: 1 }, { idempotencyKey: "order-1234" })
    */
-  createPet(input: NewPetInput, options: IdempotentCreateOptions): Promise<CreatedPet>;
+  createPet(input: NewPetInput, options: CreateContext & IdempotentCreateOptions): Promise<CreatedPet>;
+  createPet(input: NewPetInput, context?: CreateContext): Promise<Pet>;
   /** The pet with this id; `pet_not_found` when there is none. Accepts a number or a decimal string. */
   getPet(id: number | string): Promise<Pet>;
 }
@@ -67,6 +80,22 @@ export interface RetentionOptions {
   ttlMs: number;
   /** ms since the epoch. */
   clock: () => number;
+}
+
+/** Who asks for a create, as the handler or the store knows it. */
+export interface Caller {
+  requestId: string;
+  token?: string | undefined;
+  scope?: string | undefined;
+  /** Report a rule's unexpected failure to onError here (in process; over HTTP the handler reports the 500). */
+  report?: boolean;
+}
+
+/** What the operations need besides the storage. */
+export interface OperationOptions {
+  timeoutMs: number;
+  rules?: CheckedRules | undefined;
+  onError?: (error: unknown) => void;
 }
 
 /** The list query once checked: what the core's `listPets` takes. */
@@ -144,11 +173,15 @@ function notAPet(kind: string, value: unknown): PetStoreError {
 export interface CoreOperations {
   /** A page, from a query already checked (status a PetStatus, limit 1..100). */
   listPets(query: CheckedListQuery): Awaitable<PetPage>;
-  /** Validates the input (JavaScript callers may pass anything) and stores the pet. */
-  createPet(input: unknown): Awaitable<Pet>;
+  /**
+   * Validates the input (JavaScript callers may pass anything), runs the rules and stores the
+   * pet. `caller` gives the rules' context: the request id, and the bearer token (over HTTP, turned
+   * into a scope here, only when there are rules) or a scope (in process).
+   */
+  createPet(input: unknown, caller?: Caller): Awaitable<Pet>;
   getPet(id: number | string): Awaitable<Pet>;
   /** createPet once per key (checked): validates the input, then creates or replays. */
-  createPetOnce(input: unknown, key: CheckedKey): Awaitable<CreatedPet>;
+  createPetOnce(input: unknown, key: CheckedKey, caller?: Caller): Awaitable<CreatedPet>;
 }
 
 /** The key and scope of an in-process idempotent create, checked (`invalid_idempotency_key` otherwise). */
@@ -166,7 +199,12 @@ export function checkIdempotentOptions(options: IdempotentCreateOptions): Checke
   return { scope, key: options.idempotencyKey };
 }
 
-export function createOperations(storage: PetStorage, timeoutMs: number, retention: RetentionOptions): CoreOperations {
+export function createOperations(
+  storage: PetStorage,
+  options: OperationOptions | number,
+  retention: RetentionOptions = { ttlMs: DEFAULT_IDEMPOTENCY_TTL_MS, clock: Date.now },
+): CoreOperations {
+  const { timeoutMs, rules, onError = () => {} } = typeof options === "number" ? { timeoutMs: options } : options;
   const guarded = guardStorage(timeoutMs, storage.inProcess === true);
   // In-process storage builds every value it returns from what the core validated: a page from
   // it is not checked pet by pet (reading each one would be the most of its cost).
@@ -221,7 +259,7 @@ export function createOperations(storage: PetStorage, timeoutMs: number, retenti
   }
 
   /** The NewPet with defaults applied, or `invalid_body`. */
-  function newPet(input: unknown): PetData {
+  function newPet(input: unknown): CheckedNewPet {
     const parsed = v.safeParse(NewPet, input);
     if (!parsed.success) {
       const details = issueDetails(parsed.issues);
@@ -235,9 +273,19 @@ export function createOperations(storage: PetStorage, timeoutMs: number, retenti
     return { name, categoryId, status };
   }
 
-  function createPet(input: unknown): Awaitable<Pet> {
+  function createPet(input: unknown, caller?: Caller): Awaitable<Pet> {
     const data = newPet(input);
-    const pet = guarded(() => storage.create(data));
+    if (rules !== undefined) return createWithRules(rules, data, caller, storeNew).then((created) => created.pet);
+    return store(data);
+  }
+
+  function storeNew(data: CheckedNewPet): Awaitable<CreatedPet> {
+    const pet = store(data);
+    return isPromise(pet) ? pet.then((p) => ({ pet: p, replayed: false })) : { pet, replayed: false };
+  }
+
+  function store(data: CheckedNewPet): Awaitable<Pet> {
+    const pet = guarded(() => storage.create({ name: data.name, categoryId: data.categoryId, status: data.status }));
     if (trusted) return pet;
     return isPromise(pet) ? pet.then(checked) : checked(pet);
   }
@@ -250,16 +298,81 @@ export function createOperations(storage: PetStorage, timeoutMs: number, retenti
     return { pet: result.pet, replayed: result.replayed === true };
   }
 
-  function createPetOnce(input: unknown, { scope, key }: CheckedKey): Awaitable<CreatedPet> {
+  function createPetOnce(input: unknown, { scope, key }: CheckedKey, caller?: Caller): Awaitable<CreatedPet> {
     const data = newPet(input);
     if (storage.createOnce === undefined) {
       const cause = new Error(`${storage.kind} storage has no createOnce: it cannot take idempotent creates`);
       throw new PetStoreError("internal_error", undefined, { cause });
     }
-    const now = retention.clock();
-    const record = { scope, key, fingerprint: fingerprintOf(data), now, expiresAt: now + retention.ttlMs };
-    const result = guarded(() => (storage.createOnce as NonNullable<PetStorage["createOnce"]>)(data, record));
-    return isPromise(result) ? result.then(onceOutcome) : onceOutcome(result);
+    const write = (checked: CheckedNewPet): Awaitable<CreatedPet> => {
+      const now = retention.clock();
+      const record = { scope, key, fingerprint: fingerprintOf(checked), now, expiresAt: now + retention.ttlMs };
+      const result = guarded(() => (storage.createOnce as NonNullable<PetStorage["createOnce"]>)(checked, record));
+      return isPromise(result) ? result.then(onceOutcome) : onceOutcome(result);
+    };
+    if (rules !== undefined) return createWithRules(rules, data, caller, write);
+    return write(data);
+  }
+  /** beforeCreate, the create, then afterCreate (waited for, bounded, its failures only reported). */
+  async function createWithRules(
+    r: CheckedRules,
+    data: CheckedNewPet,
+    caller: Caller | undefined,
+    write: (data: CheckedNewPet) => Awaitable<CreatedPet>,
+  ): Promise<CreatedPet> {
+    const context: RuleContext = Object.freeze({
+      requestId: caller?.requestId ?? "",
+      scope: caller?.token !== undefined ? scopeOfToken(caller.token) : caller?.scope,
+    });
+    if (r.beforeCreate !== undefined) {
+      try {
+        // A copy: what the rule sees cannot change what is stored.
+        await r.beforeCreate(Object.freeze({ ...data }), context);
+      } catch (error) {
+        if (isRuleViolation(error)) throw error;
+        const failure = new PetStoreError("internal_error", undefined, {
+          cause: new Error("rules.beforeCreate threw something other than a RuleViolation", { cause: error }),
+        });
+        if (caller?.report === true) report(failure);
+        throw failure;
+      }
+    }
+    const created = await write(data);
+    // A replay stored nothing: afterCreate ran when the pet was created.
+    if (r.afterCreate !== undefined && !created.replayed) await afterCreate(r.afterCreate, created.pet, context);
+    return created;
+  }
+
+  function report(error: unknown): void {
+    try {
+      onError(error);
+    } catch {}
+  }
+
+  /** Runs afterCreate on a copy of the pet, for at most the operation time-out; never throws. */
+  async function afterCreate(rule: NonNullable<CheckedRules["afterCreate"]>, pet: Pet, context: RuleContext) {
+    let timer: NodeJS.Timeout | undefined;
+    const failed = (error: unknown) =>
+      report(new Error("rules.afterCreate failed; the pet is stored and the answer is unchanged", { cause: error }));
+    try {
+      const done = Promise.resolve(rule({ ...pet }, context));
+      const late = new Promise<"late">((resolve) => {
+        timer = setTimeout(() => resolve("late"), timeoutMs);
+      });
+      const outcome = await Promise.race([done, late]);
+      if (outcome === "late") {
+        report(
+          new Error(
+            `rules.afterCreate took longer than ${timeoutMs} ms: the answer was sent without waiting further (pet ${pet.id})`,
+          ),
+        );
+        done.then(undefined, failed);
+      }
+    } catch (error) {
+      failed(error);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   return { listPets, createPet, getPet, createPetOnce };

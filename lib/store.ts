@@ -8,11 +8,14 @@ import type { Awaitable } from "./awaitable.ts";
 import { isPromise } from "./awaitable.ts";
 import { createHandler } from "./handler.ts";
 import type { PetStoreRequest, PetStoreResponse } from "./http.ts";
+import type { IdempotentCreateOptions } from "./idempotency.ts";
 import { DEFAULT_IDEMPOTENCY_TTL_MS } from "./idempotency.ts";
 import { openApiRoute } from "./openapi.ts";
-import type { Operations } from "./operations.ts";
+import type { CreateContext, Operations } from "./operations.ts";
 import { checkIdempotentOptions, checkListQuery, createOperations, guardStorage } from "./operations.ts";
 import { BASE_PATH_PATTERN } from "./patterns.ts";
+import type { PetStoreRules } from "./rules.ts";
+import { checkRules, inProcessContext } from "./rules.ts";
 import { DEFAULT_DEPRECATED_AT, DEFAULT_SUNSET_AT } from "./schemas.ts";
 import { memoryStorage } from "./storage/memory.ts";
 import type { PetStorage } from "./storage/port.ts";
@@ -32,12 +35,21 @@ export interface PetStoreOptions {
   deprecatedAt?: Date;
   /** When getPet goes away (the `Sunset` header). Default 2030-12-05. */
   sunsetAt?: Date;
-  /** Called with every unexpected error (answered 500) and every invalid stored value. */
+  /**
+   * Called with every unexpected error (answered 500), every invalid stored value, and every
+   * failure of a business rule (see `rules`).
+   */
   onError?: (error: unknown) => void;
   /** How long an `Idempotency-Key` is kept, in ms (default 86400000, 24 hours); after it the key is new again. */
   idempotencyTtlMs?: number;
   /** The clock of idempotency retention, ms since the epoch (default `Date.now`; tests pass their own). */
   clock?: () => number;
+  /**
+   * The application's own business rules, applied on every path (any adapter, and `createPet`):
+   * `beforeCreate` may refuse a create with a `RuleViolation`; `afterCreate` runs once the pet is
+   * stored; `codes` lists the rule codes in the served OpenAPI document. See docs/rules.md.
+   */
+  rules?: PetStoreRules;
 }
 
 /** A store's answer to one request, without a promise when nothing had to wait. */
@@ -74,6 +86,7 @@ const OPTIONS = new Set([
   "onError",
   "idempotencyTtlMs",
   "clock",
+  "rules",
 ]);
 
 /** Throws a clear TypeError for an option that is unknown or not what it must be. */
@@ -144,8 +157,13 @@ export function createPetStore(options: PetStoreOptions): PetStore {
   const maxBodyBytes = checkPositive("maxBodyBytes", options.maxBodyBytes ?? 64 * 1024);
   const timeoutMs = checkPositive("operationTimeoutMs", options.operationTimeoutMs ?? 2000);
   const onError = options.onError ?? ((error: unknown) => console.error("petstore: unexpected error", error));
+  const rules = checkRules(options.rules);
   const ttlMs = checkPositive("idempotencyTtlMs", options.idempotencyTtlMs ?? DEFAULT_IDEMPOTENCY_TTL_MS);
-  const ops = createOperations(storage, timeoutMs, { ttlMs, clock: options.clock ?? Date.now });
+  const ops = createOperations(
+    storage,
+    { timeoutMs, rules, onError: (error) => onError(error) },
+    { ttlMs, clock: options.clock ?? Date.now },
+  );
   const { handle, respond } = createHandler(ops, {
     basePath,
     maxBodyBytes,
@@ -160,6 +178,7 @@ export function createPetStore(options: PetStoreOptions): PetStore {
         deprecatedAt: options.deprecatedAt,
         sunsetAt: options.sunsetAt,
         idempotencyTtlMs: ttlMs,
+        ruleCodes: rules?.codes,
       }),
     },
   });
@@ -167,9 +186,12 @@ export function createPetStore(options: PetStoreOptions): PetStore {
 
   return {
     listPets: async (query) => ops.listPets(checkListQuery(query)),
-    createPet: (async (input: unknown, idempotency?: unknown) => {
-      if (idempotency === undefined) return ops.createPet(input);
-      return ops.createPetOnce(input, checkIdempotentOptions(idempotency as never));
+    createPet: (async (input: unknown, options?: CreateContext & Partial<IdempotentCreateOptions>) => {
+      const caller = rules === undefined ? undefined : { ...inProcessContext(options), report: true };
+      if (options === undefined || options === null || !("idempotencyKey" in options)) {
+        return ops.createPet(input, caller);
+      }
+      return ops.createPetOnce(input, checkIdempotentOptions(options as IdempotentCreateOptions), caller);
     }) as Operations["createPet"],
     getPet: async (id) => ops.getPet(id),
     handle,

@@ -265,5 +265,12 @@ export function memoryStorage(options: MemoryStorageOptions = {}): PetStorage {
       keys.clear();
       await values.disconnect();
     },
+    /** Forgets every pet; ids start again at 1. */
+    async clear() {
+      table.clear();
+      keys.clear();
+      for (const status of PET_STATUSES) byStatus[status] = new StatusIndex(status);
+      lastId = 0;
+    },
   };
 }

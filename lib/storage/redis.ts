@@ -5,9 +5,10 @@
  * `ZRANGEBYSCORE … LIMIT` (O(log n + limit) whatever the filter), then `MGET` of those values.
  *
  * Every key starts with `<namespace>:`, so several stores and the host's own data share one
- * server; nothing here ever deletes. The client fails fast: no offline queue (a call while
- * disconnected rejects at once), connect and socket time-outs with pings, and a reconnect strategy
- * that retries forever at most every 500 ms, so the service recovers by itself when Redis returns.
+ * server; only `clear()` (for tests) deletes, and only under its own namespace. The client fails
+ * fast: no offline queue (a call while disconnected rejects at once), connect and socket time-outs
+ * with pings, and a reconnect strategy that retries forever at most every 500 ms, so the service
+ * recovers by itself when Redis returns.
  *
  * A create is one Lua script too, so one round trip and atomic: it takes the next id, writes the
  * value (Keyv's key and format) and both index entries; an idempotent one first checks the key's
@@ -258,6 +259,16 @@ export async function redisStorage(options: RedisStorageOptions): Promise<PetSto
     close() {
       closing ??= closeClient(client, timeoutMs);
       return closing;
+    },
+    /**
+     * Deletes every key under `<namespace>:` (values, sequence, indexes and any other record of
+     * this store), found with SCAN, never KEYS or FLUSHDB: other namespaces are untouched.
+     */
+    async clear() {
+      ensureOpen();
+      for await (const keys of client.scanIterator({ MATCH: `${namespace}:*`, COUNT: 1000 })) {
+        if (keys.length > 0) await client.unlink(keys);
+      }
     },
   };
 }

@@ -342,5 +342,20 @@ export async function sqliteStorage(options: SqliteStorageOptions): Promise<PetS
       await all(own, "SELECT 1");
     },
     close,
+    /** Empties this store's own tables (`<table>_*` that it created) and restarts its sequence at 1. */
+    async clear() {
+      ensureOpen();
+      // A write like any other: after the writes before it, never inside one's transaction.
+      await serialised(async () => {
+        const tables = [`${t}_index`, `${t}_values`, `${t}_idempotency`];
+        const found = await all(
+          own,
+          `SELECT name FROM sqlite_master WHERE type = 'table' AND name IN (${tables.map(() => "?").join(", ")})`,
+          tables,
+        );
+        for (const { name } of found) await all(own, `DELETE FROM "${String(name)}"`);
+        await all(own, `UPDATE ${t}_seq SET value = 0 WHERE id = 1`);
+      });
+    },
   };
 }

@@ -17,7 +17,7 @@ import { petStorePlugin } from "../../adapters/hapi.ts";
 import { createLogger } from "../../adapters/logger.ts";
 import { createNodeHandler } from "../../adapters/node-http.ts";
 import { startServer } from "../../adapters/server.ts";
-import type { PetStore } from "../../lib/index.ts";
+import type { PetStore, PetStoreRules } from "../../lib/index.ts";
 import { createPetStore } from "../../lib/index.ts";
 
 export const KEY = "conformance-key";
@@ -46,13 +46,18 @@ export interface Session {
   url?: string;
 }
 
+/** What a case may ask of the store behind a target (business rules). */
+export interface StoreSetup {
+  rules?: PetStoreRules;
+}
+
 export interface Target {
   name: string;
   /** The store's base path as served (default "/v1"; a mount path included, "/shop/v1"). */
   basePath?: string;
   /** True when every session listens on a socket (has a `url`): the published suite also runs over it. */
   overSocket?: boolean;
-  open(): Promise<Session>;
+  open(setup?: StoreSetup): Promise<Session>;
 }
 
 export const baseOf = (target: Target): string => target.basePath ?? "/v1";
@@ -77,8 +82,8 @@ function textHeaders(headers: Record<string, unknown>): Record<string, string> {
 
 const direct: Target = {
   name: "handle()",
-  async open() {
-    const store = createPetStore({ auth: [KEY] });
+  async open(setup = {}) {
+    const store = createPetStore({ auth: [KEY], ...setup });
     return {
       store,
       send: (req) =>
@@ -95,8 +100,8 @@ const direct: Target = {
 
 const nodeMocks: Target = {
   name: "node-http (node-mocks-http)",
-  async open() {
-    const store = createPetStore({ auth: [KEY] });
+  async open(setup = {}) {
+    const store = createPetStore({ auth: [KEY], ...setup });
     const listener = createNodeHandler(store);
     return {
       store,
@@ -137,8 +142,8 @@ const nodeMocks: Target = {
 
 const hapi: Target = {
   name: "hapi (server.inject)",
-  async open() {
-    const store = createPetStore({ auth: [KEY] });
+  async open(setup = {}) {
+    const store = createPetStore({ auth: [KEY], ...setup });
     const server = Hapi.server();
     await server.register({ plugin: petStorePlugin, options: { store } });
     // shot always adds Content-Length; on the wire a chunked request has none (Node refuses both).
@@ -200,10 +205,10 @@ function overHttp(port: number) {
 const standalone: Target = {
   name: "standalone server (socket)",
   overSocket: true,
-  async open() {
+  async open(setup = {}) {
     const server = await startServer(
       { port: 0, host: "127.0.0.1", storage: "memory", basePath: "/v1", logLevel: "silent", apiKeys: [KEY] },
-      { logger: createLogger("silent") },
+      { logger: createLogger("silent"), ...setup },
     );
     const client = overHttp(server.port);
     return {
@@ -235,8 +240,8 @@ async function listen(listener: http.RequestListener) {
 const fastify: Target = {
   name: "fastify plugin (socket)",
   overSocket: true,
-  async open() {
-    const store = createPetStore({ auth: [KEY] });
+  async open(setup = {}) {
+    const store = createPetStore({ auth: [KEY], ...setup });
     const app = Fastify({ frameworkErrors: petStoreFrameworkErrors(store) });
     app.get("/host", async () => ({ host: true })); // the host's own route beside the plugin
     await app.register(petStore, { store });
@@ -262,8 +267,8 @@ function expressTarget(name: string, express: typeof express5, mount?: string): 
     name: `${name}${mount ? ` mounted at ${mount}` : ""} (socket)`,
     basePath,
     overSocket: true,
-    async open() {
-      const store = createPetStore({ auth: [KEY], basePath });
+    async open(setup = {}) {
+      const store = createPetStore({ auth: [KEY], basePath, ...setup });
       const app = express();
       if (mount) app.use(mount, createNodeHandler(store));
       else app.use(createNodeHandler(store));

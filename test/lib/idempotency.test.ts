@@ -8,7 +8,7 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { fingerprintOf, parseIdempotencyKey, scopeOf } from "../../lib/idempotency.ts";
 import type { PetStorage, PetStoreResponse } from "../../lib/index.ts";
-import { createPetStore, isPetStoreError, memoryStorage } from "../../lib/index.ts";
+import { createPetStore, isPetStoreError, memoryStorage, RuleViolation } from "../../lib/index.ts";
 import type { CreateOnceResult, IdempotencyRecord, PetData } from "../../lib/storage/port.ts";
 import { call, errorOf, json, KEY, makeStore } from "../support/helpers.ts";
 
@@ -311,6 +311,33 @@ test("createPet in process: the scope separates callers; scopeOf(token) shares k
   const other = await store.createPet(rex, { idempotencyKey: "k", scope: "tenant-7" });
   assert.is(other.replayed, false);
   assert.is((await pets(store)).length, 3);
+});
+
+test("idempotency with business rules: a replay does not run afterCreate again; a refused create stores nothing and leaves the key unused", async () => {
+  const after: number[] = [];
+  let refuse = true;
+  const store = makeStore({
+    rules: {
+      beforeCreate: () => {
+        if (refuse) throw new RuleViolation("not_today", "No pets today.");
+      },
+      afterCreate: (pet) => {
+        after.push(pet.id);
+      },
+    },
+  });
+  const refused = await post(store, "k");
+  assert.is(refused.status, 422);
+  assert.is(errorOf(refused).code, "not_today");
+  refuse = false;
+  const first = await post(store, "k");
+  assert.is(first.status, 201);
+  assert.is(first.headers["idempotent-replayed"], undefined, "the refused request used no key");
+  const again = await post(store, "k");
+  assert.is(again.headers["idempotent-replayed"], "true");
+  const inProcess = await store.createPet(rex, { idempotencyKey: "k", scope: scopeOf(KEY) });
+  assert.is(inProcess.replayed, true);
+  assert.equal(after, [1], "afterCreate ran once, for the creation");
 });
 
 test.run();

@@ -34,6 +34,10 @@ export interface Raw {
   keyTtlMs?(ns: string): Promise<number | undefined>;
   /** A Keyv of its own on the store's values (Keyv's table or key prefix), as another program would open it. */
   keyv(ns: string): Promise<{ get(key: string): Promise<unknown>; disconnect(): Promise<void> }>;
+  /** Writes one record of another kind under the namespace (as idempotency records are: a table or key of its own). */
+  plantRecord(ns: string): Promise<void>;
+  /** How many such records the namespace holds. */
+  countRecords(ns: string): Promise<number>;
 }
 
 export interface Backend {
@@ -116,6 +120,21 @@ export function sqliteBackend(): Backend {
         });
         return keyv;
       },
+      async plantRecord(ns) {
+        // The table is the store's own (made at open).
+        await run(
+          `INSERT INTO ${ns}_idempotency (scope, key, fingerprint, pet_id, expires_at) VALUES ('s', 'k', 'f', 1, 0)`,
+        );
+      },
+      async countRecords(ns) {
+        await run("SELECT 1"); // opens the connection
+        const conn = db as import("sqlite3").Database;
+        return new Promise((resolve, reject) =>
+          conn.get(`SELECT count(*) AS n FROM ${ns}_idempotency`, (error, row: { n: number }) =>
+            error ? reject(error) : resolve(row.n),
+          ),
+        );
+      },
     },
     async cleanup() {
       const conn = db;
@@ -175,6 +194,12 @@ export function redisBackend(): Backend {
         const { default: KeyvRedis } = await import("@keyv/redis");
         const { default: Keyv } = await import("keyv");
         return new Keyv({ store: new KeyvRedis(REDIS_URL, { namespace: ns }), namespace: ns, useKeyPrefix: false });
+      },
+      async plantRecord(ns) {
+        await (await raw()).set(`${ns}:idem:1:s:k`, "record");
+      },
+      async countRecords(ns) {
+        return (await (await raw()).exists(`${ns}:idem:1:s:k`)) as number;
       },
     },
     async cleanup(namespaces) {
@@ -236,6 +261,15 @@ export function postgresBackend(): Backend {
         const { default: KeyvPostgres } = await import("@keyv/postgres");
         const { default: Keyv } = await import("keyv");
         return new Keyv({ store: new KeyvPostgres({ uri: POSTGRES_URL, table: `${ns}_values` }), namespace: "pets" });
+      },
+      async plantRecord(ns) {
+        // The table is the store's own (made at open).
+        await query(
+          `INSERT INTO ${ns}_idempotency (scope, key, fingerprint, pet_id, expires_at) VALUES ('s', 'k', 'f', 1, 0)`,
+        );
+      },
+      async countRecords(ns) {
+        return Number((await query(`SELECT count(*) AS n FROM ${ns}_idempotency`)).rows[0]?.n);
       },
     },
     async cleanup(namespaces) {
