@@ -15,6 +15,13 @@ export type { IdempotentCreateOptions } from "./idempotency.ts";
 export { DEFAULT_IDEMPOTENCY_TTL_MS, scopeOf } from "./idempotency.ts";
 export type { JsonText } from "./json.ts";
 export { jsonString } from "./json.ts";
+export type {
+  Observation,
+  Observer,
+  RequestObservation,
+  StorageObservation,
+  StorageOperation,
+} from "./observe.ts";
 export type { OpenApiOptions } from "./openapi.ts";
 export { buildOpenApi } from "./openapi.ts";
 export type {

@@ -10,9 +10,11 @@ import { createHandler } from "./handler.ts";
 import type { PetStoreRequest, PetStoreResponse } from "./http.ts";
 import type { IdempotentCreateOptions } from "./idempotency.ts";
 import { DEFAULT_IDEMPOTENCY_TTL_MS } from "./idempotency.ts";
+import type { Observer } from "./observe.ts";
+import { safeObserver } from "./observe.ts";
 import { openApiRoute } from "./openapi.ts";
 import type { CreateContext, Operations } from "./operations.ts";
-import { checkIdempotentOptions, checkListQuery, createOperations, guardStorage } from "./operations.ts";
+import { checkIdempotentOptions, checkListQuery, createOperations, guardStorage, observedGuard } from "./operations.ts";
 import { BASE_PATH_PATTERN } from "./patterns.ts";
 import type { PetStoreRules } from "./rules.ts";
 import { checkRules, inProcessContext } from "./rules.ts";
@@ -50,6 +52,12 @@ export interface PetStoreOptions {
    * stored; `codes` lists the rule codes in the served OpenAPI document. See docs/rules.md.
    */
   rules?: PetStoreRules;
+  /**
+   * Called with each answered request `{ kind: "request", method, route, status, durationMs,
+   * requestId }` and each storage call `{ kind: "storage", operation, backend, durationMs, failed }`,
+   * for metrics (see lib/observe.ts). It never changes an answer: what it throws goes to `onError`.
+   */
+  observe?: Observer;
 }
 
 /** A store's answer to one request, without a promise when nothing had to wait. */
@@ -87,6 +95,7 @@ const OPTIONS = new Set([
   "idempotencyTtlMs",
   "clock",
   "rules",
+  "observe",
 ]);
 
 /** Throws a clear TypeError for an option that is unknown or not what it must be. */
@@ -113,6 +122,9 @@ function checkOptions(options: PetStoreOptions): void {
   }
   if (options.onError !== undefined && typeof options.onError !== "function") {
     throw new TypeError("createPetStore: onError must be a function (error) => void");
+  }
+  if (options.observe !== undefined && typeof options.observe !== "function") {
+    throw new TypeError("createPetStore: observe must be a function (observation) => void");
   }
 }
 
@@ -159,11 +171,13 @@ export function createPetStore(options: PetStoreOptions): PetStore {
   const onError = options.onError ?? ((error: unknown) => console.error("petstore: unexpected error", error));
   const rules = checkRules(options.rules);
   const ttlMs = checkPositive("idempotencyTtlMs", options.idempotencyTtlMs ?? DEFAULT_IDEMPOTENCY_TTL_MS);
+  const observe = options.observe === undefined ? undefined : safeObserver(options.observe, onError);
   const ops = createOperations(
     storage,
-    { timeoutMs, rules, onError: (error) => onError(error) },
+    { timeoutMs, rules, onError: (error) => onError(error), observe },
     { ttlMs, clock: options.clock ?? Date.now },
   );
+  const ping = observedGuard(guardStorage(timeoutMs), storage.kind, observe);
   const { handle, respond } = createHandler(ops, {
     basePath,
     maxBodyBytes,
@@ -172,6 +186,7 @@ export function createPetStore(options: PetStoreOptions): PetStore {
     sunset: options.sunsetAt ?? DEFAULT_SUNSET_AT,
     onError: (error) => onError(error),
     stablePets: storage.inProcess === true,
+    observe,
     publicRoutes: {
       "openapi.json": openApiRoute({
         basePath,
@@ -200,7 +215,7 @@ export function createPetStore(options: PetStoreOptions): PetStore {
     maxBodyBytes,
     async ready() {
       try {
-        await guardStorage(timeoutMs)(() => storage.ping());
+        await ping("ready", () => storage.ping());
         return true;
       } catch {
         return false;
