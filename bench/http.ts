@@ -1,30 +1,51 @@
 /**
- * H1, H2, H3, F1, F2, F3 (and O1: H1 with metrics on, against H1 with metrics off): our server and
- * its baseline, each in its own child process, loaded in turn by
+ * H1, H2, H3, F1, F2, F3 (and O1: H1 with metrics on, against H1 with metrics off), B1-B4 (the
+ * standalone server on Redis, Postgres, SQLite): our server and its baseline, each in its own
+ * child process, loaded in turn by
  * autocannon from this process over loopback: a warm-up of each, then rounds A, B, A, B, … so
  * that drift of the machine hits both alike. Before measuring, both answer one request and the
  * answers are compared (a baseline that answered something else would prove nothing); every
  * round must be all 2xx, without errors or time-outs.
  * F1 and F3 run both servers under Bun or Deno (bench/servers/fetch.ts): the fetch handler against
  * a bare `Bun.serve` / `Deno.serve` handler answering the same bytes.
- * Run by bench/run.ts; by hand: `npx tsx bench/http.ts H1 [--quick] [--profile]`.
+ * B1-B4 load a fresh namespace of the shared engine (1,000 pets through the bulk loader for the
+ * pages), and the baseline is a bare node:http server on the same engine, driver and data
+ * (bench/servers/engine.ts).
+ * Run by bench/run.ts; by hand: `npx tsx bench/http.ts H1 [--quick] [--profile]`, or
+ * `npx tsx bench/http.ts B4 sqlite`.
  */
 import type { ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { fileURLToPath } from "node:url";
 import autocannon from "autocannon";
+import { type BenchStorage, type Location, openBench } from "./backends.ts";
 import { cpuOf, finish, start, stop, waitFor } from "./child.ts";
-import { alternating, median, QUICK, spread } from "./measure.ts";
+import { fill } from "./fill.ts";
+import { alternating, median, QUICK, skipped, spread } from "./measure.ts";
 import { row, unavailable } from "./report.ts";
 import { type Runtime, runtimeBinary, startRuntime } from "./runtime.ts";
+
+type Engine = "redis" | "postgres" | "sqlite";
+const ENGINES: readonly Engine[] = ["redis", "postgres", "sqlite"];
+const ENGINE_NAMES: Record<Engine, string> = { redis: "Redis", postgres: "Postgres", sqlite: "SQLite" };
 
 interface Scenario {
   label: string;
   ours: "standalone" | "standalone-metrics" | "hapi" | "node-http" | "fastify" | "fetch";
   /** A baseline of servers/baseline.ts, or "standalone": our own server (servers/ours.ts) as the reference. */
-  baseline: "node-list" | "hapi-list" | "node-create" | "fastify-list" | "fetch-bare" | "standalone";
+  baseline:
+    | "node-list"
+    | "hapi-list"
+    | "node-create"
+    | "fastify-list"
+    | "fetch-bare"
+    | "standalone"
+    | "engine-list"
+    | "engine-create";
   /** F1, F3: both servers run under this runtime instead of Node. */
   runtime?: Runtime;
+  /** The shared engine the store and the baseline use (B1-B4); memory otherwise. */
+  engine?: Engine;
   method: "GET" | "POST";
   path: string;
   body?: string;
@@ -101,11 +122,42 @@ const SCENARIOS: Record<string, Scenario> = {
   },
 };
 
+const PAGE_ON = (engine: Engine, target: number): Scenario => ({
+  label: `GET /v1/pets?limit=20, standalone server, ${ENGINE_NAMES[engine]}, 1,000 pets`,
+  ours: "standalone",
+  baseline: "engine-list",
+  engine,
+  method: "GET",
+  path: "/v1/pets?limit=20",
+  pets: 1000,
+  target,
+});
+SCENARIOS.B1 = PAGE_ON("redis", 0.8);
+SCENARIOS.B2 = PAGE_ON("postgres", 0.8);
+SCENARIOS.B3 = PAGE_ON("sqlite", 0.8);
+
 const id = process.argv[2] ?? "";
 function pick(): Scenario {
+  if (id === "B4") {
+    const engine = process.argv[3] as Engine;
+    if (!ENGINES.includes(engine)) throw new Error(`bench/http.ts: B4 takes redis, postgres or sqlite`);
+    return {
+      label: `POST /v1/pets (valid body, no Idempotency-Key), standalone server, ${ENGINE_NAMES[engine]}`,
+      ours: "standalone",
+      baseline: "engine-create",
+      engine,
+      method: "POST",
+      path: "/v1/pets",
+      body: JSON.stringify({ name: "Rex", categoryId: 7 }),
+      pets: 0,
+      target: 0.8,
+    };
+  }
   const found = SCENARIOS[id];
   if (found === undefined) {
-    throw new Error(`bench/http.ts: unknown scenario ${JSON.stringify(id)} (H1, H2, H3, F1, F2, F3 or O1)`);
+    throw new Error(
+      `bench/http.ts: unknown scenario ${JSON.stringify(id)} (H1, H2, H3, F1, F2, F3, O1, B1, B2, B3 or B4 <engine>)`,
+    );
   }
   return found;
 }
@@ -220,6 +272,20 @@ async function load(server: Server, port: number, seconds: number): Promise<Roun
   return { rate: result.requests.total / result.duration, cpu: cpu / result.requests.total };
 }
 
+/** The storage spec of a bench location, as PETSTORE_STORAGE takes it. */
+function specOf(location: Location): string {
+  switch (location.kind) {
+    case "redis":
+      return `${location.url}?namespace=${location.namespace}`;
+    case "postgres":
+      return `${location.url}?namespace=${location.table}`;
+    case "sqlite":
+      return `sqlite:${location.path}?namespace=${location.table}`;
+    case "memory":
+      return "memory";
+  }
+}
+
 async function main() {
   const s = scenario;
   if (s.runtime !== undefined && runtimeBinary(s.runtime) === undefined) {
@@ -230,8 +296,23 @@ async function main() {
     return [unavailable(id, s.label, "req/s", target, "skipped", why)];
   }
   const children: Server[] = [];
+  let bench: BenchStorage | undefined;
   try {
-    const env = { BENCH_KEY: KEY, BENCH_PETS: String(s.pets) };
+    const env: Record<string, string> = { BENCH_KEY: KEY, BENCH_PETS: String(s.pets) };
+    if (s.engine !== undefined) {
+      try {
+        bench = await openBench(s.engine, id.toLowerCase());
+      } catch (error) {
+        return skipped(error, [
+          { id, scenario: s.label, unit: "req/s", target: { on: "ratio", op: ">=", value: s.target } },
+        ]);
+      }
+      if (s.pets > 0) await fill(bench, s.pets);
+      // The servers open the namespace themselves; this process's connection is not needed.
+      await bench.storage.close();
+      env.BENCH_STORAGE = specOf(bench.location);
+      env.BENCH_LOCATION = JSON.stringify(bench.location);
+    }
     // One profile a thread (tsx runs a loader thread): the main thread's is the big one.
     const profile = (side: string) => (PROFILE ? ["--cpu-prof", `--cpu-prof-dir=${PROFILE_DIR}${id}-${side}`] : []);
     // BENCH_OURS=node-http swaps the server under test, to locate a cost (see servers/ours.ts).
@@ -244,11 +325,18 @@ async function main() {
     const oursPort = ours.port;
     const reference = await ask(oursPort);
     const baseEnv = { ...env, BENCH_REFERENCE: JSON.stringify({ ...reference, path: s.path }) };
-    // O1's reference is our own server (metrics off): servers/ours.ts, not a bare baseline.
-    const baseFile = s.baseline === "standalone" ? "./servers/ours.ts" : "./servers/baseline.ts";
+    // O1's reference is our own server (metrics off): servers/ours.ts, not a bare baseline; B1-B4's
+    // a bare server on the engine (servers/engine.ts).
+    const onEngine = s.baseline === "engine-list" || s.baseline === "engine-create";
+    const baseFile = onEngine
+      ? "./servers/engine.ts"
+      : s.baseline === "standalone"
+        ? "./servers/ours.ts"
+        : "./servers/baseline.ts";
+    const baseMode = onEngine ? s.baseline.slice("engine-".length) : s.baseline;
     const base =
       s.runtime === undefined
-        ? await nodeServer(baseFile, [s.baseline], { env: baseEnv, nodeFlags: profile("baseline") })
+        ? await nodeServer(baseFile, [baseMode], { env: baseEnv, nodeFlags: profile("baseline") })
         : await runtimeServer(s.runtime, "bare", baseEnv);
     children.push(base);
     const basePort = base.port;
@@ -268,6 +356,7 @@ async function main() {
     const ratios = oursRounds.map((r, i) => r.rate / (baseRounds[i] as Round).rate);
     const oursCpu = median(oursRounds.map((r) => r.cpu));
     const baseCpu = median(baseRounds.map((r) => r.cpu));
+    const engineNote = s.engine === undefined ? "" : `; ${absolute(oursRounds, baseRounds)}`;
     return [
       row({
         id,
@@ -280,12 +369,20 @@ async function main() {
         note:
           `${ROUNDS}×${ROUND_SECONDS} s a side, ${CONNECTIONS} connections; ratio: median of the round pairs' ${spread(ratios)}; ` +
           `server CPU a request ${oursCpu.toFixed(0)} µs vs ${baseCpu.toFixed(0)} µs (ratio ${(baseCpu / oursCpu).toFixed(2)})` +
+          engineNote +
           headerNote,
       }),
     ];
   } finally {
     await Promise.all(children.map((child) => child.stop()));
+    await bench?.drop();
   }
+}
+
+/** The absolute rates of both sides, for the engines' rows: what this machine gave. */
+function absolute(ours: Round[], base: Round[]): string {
+  const rates = (rounds: Round[]) => rounds.map((r) => r.rate.toFixed(0)).join(", ");
+  return `req/s a round, ours: ${rates(ours)}; baseline: ${rates(base)}`;
 }
 
 finish(await main());

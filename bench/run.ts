@@ -60,6 +60,29 @@ function jobs(): Job[] {
       timeoutMs: QUICK ? 60_000 : 120_000,
     });
   }
+  // The shared engines against bare servers on them (issue 21): a page, then creates.
+  for (const id of ["B1", "B2", "B3"]) {
+    list.push({
+      id,
+      scenario: id,
+      unit: "req/s",
+      target: { on: "ratio", op: ">=", value: 0.8 },
+      program: "./http.ts",
+      args: [id, ...mode, ...(PROFILE ? ["--profile"] : [])],
+      timeoutMs: QUICK ? 90_000 : 150_000,
+    });
+  }
+  for (const engine of ["redis", "postgres", "sqlite"]) {
+    list.push({
+      id: "B4",
+      scenario: `B4 ${engine}`,
+      unit: "req/s",
+      target: { on: "ratio", op: ">=", value: 0.8 },
+      program: "./http.ts",
+      args: ["B4", engine, ...mode, ...(PROFILE ? ["--profile"] : [])],
+      timeoutMs: QUICK ? 90_000 : 150_000,
+    });
+  }
   for (const backend of BACKENDS) {
     list.push({
       id: "S1",
@@ -215,7 +238,8 @@ const started = Date.now();
 const rows: Row[] = [];
 for (const job of jobs()) {
   const t0 = Date.now();
-  const what = job.program === "./http.ts" ? "" : ` ${job.args.filter((a) => !a.startsWith("--")).join(" ")}`;
+  const named = job.args.filter((a) => !a.startsWith("--") && a !== job.id);
+  const what = named.length === 0 ? "" : ` ${named.join(" ")}`;
   process.stderr.write(`bench: ${job.id}${what} … `);
   const got = await runJob(job);
   rows.push(...got);

@@ -3,6 +3,7 @@
  * contract's key order with their length in UTF-8 bytes counted while they are written.
  */
 import type { Pet } from "./schemas.ts";
+import { PET_TEXT, type StoredPet } from "./storage/port.ts";
 
 /** Characters that are one UTF-8 byte and need no JSON escape: printable ASCII but `"` and `\`. */
 const PLAIN = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
@@ -28,7 +29,15 @@ interface PetText {
   extra: number;
 }
 
+/** Printable ASCII: one UTF-8 byte a character. */
+const ASCII = /^[\x20-\x7e]*$/;
+
 function petText(p: Pet): PetText {
+  // The text the storage read, already in the contract's form: used as it is.
+  const stored = (p as StoredPet)[PET_TEXT];
+  if (stored !== undefined) {
+    return { id: p.id, text: stored, extra: ASCII.test(stored) ? 0 : Buffer.byteLength(stored) - stored.length };
+  }
   const plain = PLAIN.test(p.name);
   const name = plain ? `"${p.name}"` : JSON.stringify(p.name);
   const extra = plain ? 0 : Buffer.byteLength(name) - name.length;

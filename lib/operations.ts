@@ -14,7 +14,7 @@ import type { Observer, StorageOperation } from "./observe.ts";
 import type { CheckedNewPet, CheckedRules, RuleContext } from "./rules.ts";
 import { isRuleViolation, scopeOfToken } from "./rules.ts";
 import type { NewPet as NewPetInput, Pet, PetStatus } from "./schemas.ts";
-import { DEFAULT_LIMIT, issueDetails, ListQuery, MAX_ID, NewPet } from "./schemas.ts";
+import { DEFAULT_LIMIT, isPet, issueDetails, ListQuery, MAX_ID, NewPet } from "./schemas.ts";
 import type { CreateOnceResult, IdempotencyRecord, PetStorage } from "./storage/port.ts";
 
 /** One page of `listPets`: the pets, and the cursor of the next page when more follow. */
@@ -113,39 +113,41 @@ export type Guard = <T>(call: () => Awaitable<T>) => Awaitable<T>;
 
 /**
  * Runs a storage call with a time-out; any failure of the backend becomes `storage_unavailable`.
+ * A call costs one timer and one promise beyond the storage's own (no race of promises).
  * In-process storage (`inProcess`) runs without the timer, and a synchronous answer stays
  * synchronous: a page from memory costs no promise at all.
  */
 export function guardStorage(timeoutMs: number, inProcess = false): Guard {
-  if (inProcess) {
-    return function guardedLocal<T>(call: () => Awaitable<T>): Awaitable<T> {
-      let result: Awaitable<T>;
-      try {
-        result = call();
-      } catch (error) {
-        throw storageUnavailable(error);
-      }
-      if (!isPromise(result)) return result;
+  return function guarded<T>(call: () => Awaitable<T>): Awaitable<T> {
+    let result: Awaitable<T>;
+    try {
+      result = call();
+    } catch (error) {
+      throw storageUnavailable(error);
+    }
+    if (!isPromise(result)) return result;
+    if (inProcess) {
       return result.then(undefined, (error: unknown) => {
         throw storageUnavailable(error);
       });
-    };
-  }
-  return async function guarded<T>(call: () => Awaitable<T>): Promise<T> {
-    let timer: NodeJS.Timeout | undefined;
-    try {
-      const timeout = new Promise<never>((_, reject) => {
-        timer = setTimeout(
-          () => reject(new PetStoreError("storage_unavailable", "The storage backend did not answer in time.")),
-          timeoutMs,
-        );
-      });
-      return await Promise.race([call(), timeout]);
-    } catch (error) {
-      throw storageUnavailable(error);
-    } finally {
-      clearTimeout(timer);
     }
+    const pending = result;
+    return new Promise<T>((resolve, reject) => {
+      const timer = setTimeout(
+        () => reject(new PetStoreError("storage_unavailable", "The storage backend did not answer in time.")),
+        timeoutMs,
+      );
+      pending.then(
+        (value) => {
+          clearTimeout(timer);
+          resolve(value);
+        },
+        (error: unknown) => {
+          clearTimeout(timer);
+          reject(storageUnavailable(error));
+        },
+      );
+    });
   };
 }
 
@@ -196,22 +198,6 @@ function parsePetId(id: unknown): number {
     if (n >= 1 && n <= MAX_ID) return n;
   }
   throw new PetStoreError("invalid_pet_id");
-}
-
-/** True for a value shaped like a Pet (cheap: it runs for every pet of every page). */
-function isPet(p: unknown): p is Pet {
-  if (typeof p !== "object" || p === null) return false;
-  const { id, name, categoryId, status } = p as Record<string, unknown>;
-  return (
-    typeof id === "number" &&
-    Number.isSafeInteger(id) &&
-    id >= 1 &&
-    typeof name === "string" &&
-    typeof categoryId === "number" &&
-    Number.isSafeInteger(categoryId) &&
-    categoryId >= 1 &&
-    (status === "available" || status === "pending" || status === "sold")
-  );
 }
 
 /** What a storage hands back is checked before it is passed on: anything else is a 500, logged. */

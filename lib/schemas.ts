@@ -83,6 +83,25 @@ export type Pet = v.InferOutput<typeof Pet>;
 
 export const Pets = v.array(Pet);
 
+/**
+ * True for a value shaped like a Pet: the structural check of what a storage hands back (cheap: it
+ * runs for every pet of every page, where a parse with the `Pet` schema would cost several times more).
+ */
+export function isPet(p: unknown): p is Pet {
+  if (typeof p !== "object" || p === null) return false;
+  const { id, name, categoryId, status } = p as Record<string, unknown>;
+  return (
+    typeof id === "number" &&
+    Number.isSafeInteger(id) &&
+    id >= 1 &&
+    typeof name === "string" &&
+    typeof categoryId === "number" &&
+    Number.isSafeInteger(categoryId) &&
+    categoryId >= 1 &&
+    (status === "available" || status === "pending" || status === "sold")
+  );
+}
+
 /** The query of `listPets`, as the plain function takes it. */
 export const ListQuery = v.strictObject({
   limit: v.optional(

@@ -1,6 +1,6 @@
 /**
  * Our server under test, in a child process: argv[2] is "standalone" (adapters/server.ts's
- * startServer, memory storage, request logs on (BENCH_LOG_LEVEL, default info), as `npm start`
+ * startServer, memory storage or the storage spec BENCH_STORAGE, request logs on (BENCH_LOG_LEVEL, default info), as `npm start`
  * runs it; stdout is discarded by the parent), "standalone-metrics" (the same with the metrics of
  * PETSTORE_METRICS_PORT fed), "hapi" (the hapi plugin on a hapi server) or "fastify" (the
  * Fastify plugin on a Fastify server). The store gets BENCH_PETS pets, then
@@ -42,11 +42,13 @@ async function fillStore(store: PetStore): Promise<void> {
 if (mode === "standalone" || mode === "standalone-metrics") {
   // With metrics, as PETSTORE_METRICS_PORT sets them up: the store's observer feeds prom-client.
   const metrics = mode === "standalone-metrics" ? createMetrics(await loadPromClient()) : undefined;
+  // BENCH_STORAGE: a storage spec (B1-B4), whose pets the parent has loaded already.
+  const storage = process.env.BENCH_STORAGE;
   const server = await startServer(
-    { port: 0, host: "127.0.0.1", storage: "memory", basePath: "/v1", logLevel, apiKeys: [key] },
+    { port: 0, host: "127.0.0.1", storage: storage ?? "memory", basePath: "/v1", logLevel, apiKeys: [key] },
     metrics ? { observe: metrics.observe } : {},
   );
-  await fillStore(server.store);
+  if (storage === undefined) await fillStore(server.store);
   exitWithParent(() => server.close());
   tellParent({ type: "ready", port: server.port });
 } else if (mode === "node-http") {

@@ -8,6 +8,16 @@ import type { Pet, PetStatus } from "../schemas.ts";
 
 export type PetData = Omit<Pet, "id">;
 
+/**
+ * A pet a backend read may carry its JSON text under this key, when the stored text already is
+ * the contract's (`{"id":…,"name":…,"categoryId":…,"status":…}`, as Keyv stores it): the core then
+ * writes that text into the answer as it is, rather than building it again from the fields.
+ */
+export const PET_TEXT: unique symbol = Symbol("petstore.petText");
+
+/** A Pet, possibly carrying its JSON text (see PET_TEXT). */
+export type StoredPet = Pet & { [PET_TEXT]?: string };
+
 export interface ListPage {
   /** Only pets with this status; all pets when absent. */
   status?: PetStatus | undefined;

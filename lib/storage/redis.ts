@@ -1,19 +1,19 @@
 /**
- * Redis storage: pet values in Keyv (@keyv/redis), and on the same connection what Keyv cannot
- * do: the id sequence (`INCR`) and one sorted set of ids for all pets plus one per status, so a
- * page is one `ZRANGEBYSCORE … LIMIT` (O(log n + limit)) whatever the filter.
+ * Redis storage: pet values in Keyv's keys (@keyv/redis writes `<namespace>::<id>`, in Keyv's
+ * format), and on the same connection what Keyv cannot do: the id sequence and one sorted set of
+ * ids for all pets plus one per status. A page is one Lua script (`EVALSHA`), so one round trip:
+ * `ZRANGEBYSCORE … LIMIT` (O(log n + limit) whatever the filter), then `MGET` of those values.
  *
- * Every key starts with `<namespace>:` (values are `<namespace>::<id>`, as @keyv/redis writes
- * them), so several stores and the host's own data share one server; only `clear()` (for tests)
- * deletes, and only under its own namespace.
- * The client fails fast: no offline queue (a call while disconnected rejects at once), a
- * connect and command time-out, and a reconnect strategy that retries forever at most every
- * 500 ms, so the service recovers by itself when Redis returns.
+ * Every key starts with `<namespace>:`, so several stores and the host's own data share one
+ * server; only `clear()` (for tests) deletes, and only under its own namespace. The client fails
+ * fast: no offline queue (a call while disconnected rejects at once), connect and socket time-outs
+ * with pings, and a reconnect strategy that retries forever at most every 500 ms, so the service
+ * recovers by itself when Redis returns.
  *
- * An idempotent create is one Lua script, so one round trip and atomic: it checks the key's
- * record, takes the next id, writes the value (Keyv's key and format), both index entries and the
- * record `<namespace>:idem:<scope length>:<scope>:<key>` with its expiry (`PX`), or only reads
- * the record. Redis removes expired records itself.
+ * A create is one Lua script too, so one round trip and atomic: it takes the next id, writes the
+ * value (Keyv's key and format) and both index entries; an idempotent one first checks the key's
+ * record and writes it with the pet (`<namespace>:idem:<scope length>:<scope>:<key>`, with its
+ * expiry, `PX`), or only reads the record. Redis removes expired records itself.
  */
 
 import { createHash } from "node:crypto";
@@ -26,12 +26,10 @@ import {
   indexedId,
   petValues,
   readPet,
-  readPets,
   sequenceExhausted,
   serializedPetAround,
   storageClosed,
-  toPet,
-  writePet,
+  storedPet,
 } from "./values.ts";
 
 type RedisDriver = typeof import("@keyv/redis");
@@ -51,30 +49,69 @@ const MAX_RECONNECT_DELAY_MS = 500;
 const RESP_INTEGER = 58;
 
 /**
- * KEYS: the key's record, the sequence, the index of all pets, the index of the pet's status.
- * ARGV: fingerprint, now, expires at, time to live (ms), the value's text before and after the
- * id, the prefix of value keys, the largest id. The record is "<fingerprint> <pet id> <expires at>";
- * one that expired by `now` (by the caller's clock) counts as absent.
+ * A create, in one step: takes the next id, writes the value (Keyv's key and format), both index
+ * entries and, for an idempotent create, the key's record; or, when that record exists, only reads it.
+ * KEYS: the sequence, the index of all pets, the index of the pet's status, and (idempotent creates
+ * only) the key's record. ARGV: the value's text before and after the id, the prefix of value keys,
+ * the largest id; then fingerprint, now, expires at, time to live (ms). The record is
+ * "<fingerprint> <pet id> <expires at>"; one that expired by `now` (by the caller's clock) counts as absent.
  */
-const CREATE_ONCE = `
-local rec = redis.call('GET', KEYS[1])
-if rec then
-  local fp, id, exp = string.match(rec, '^(%S+) (%S+) (%S+)$')
-  if fp and tonumber(exp) > tonumber(ARGV[2]) then
-    if fp ~= ARGV[1] then return {'reused'} end
-    return {'replayed', id, redis.call('GET', ARGV[7] .. id) or ''}
+const CREATE = `
+if KEYS[4] then
+  local rec = redis.call('GET', KEYS[4])
+  if rec then
+    local fp, id, exp = string.match(rec, '^(%S+) (%S+) (%S+)$')
+    if fp and tonumber(exp) > tonumber(ARGV[6]) then
+      if fp ~= ARGV[5] then return {'reused'} end
+      return {'replayed', id, redis.call('GET', ARGV[3] .. id) or ''}
+    end
   end
 end
-local last = tonumber(redis.call('GET', KEYS[2]) or '0')
-if last >= tonumber(ARGV[8]) then return {'exhausted'} end
-local id = string.format('%d', redis.call('INCR', KEYS[2]))
-redis.call('SET', ARGV[7] .. id, ARGV[5] .. id .. ARGV[6])
+local last = tonumber(redis.call('GET', KEYS[1]) or '0')
+if last >= tonumber(ARGV[4]) then return {'exhausted'} end
+local id = string.format('%d', redis.call('INCR', KEYS[1]))
+redis.call('SET', ARGV[3] .. id, ARGV[1] .. id .. ARGV[2])
+redis.call('ZADD', KEYS[2], id, id)
 redis.call('ZADD', KEYS[3], id, id)
-redis.call('ZADD', KEYS[4], id, id)
-redis.call('SET', KEYS[1], ARGV[1] .. ' ' .. id .. ' ' .. ARGV[3], 'PX', ARGV[4])
+if KEYS[4] then redis.call('SET', KEYS[4], ARGV[5] .. ' ' .. id .. ' ' .. ARGV[7], 'PX', ARGV[8]) end
 return {'created', id}
 `;
-const CREATE_ONCE_SHA = createHash("sha1").update(CREATE_ONCE).digest("hex");
+
+/**
+ * A page in one round trip: the ids above ARGV[1] in the index KEYS[1] (at most ARGV[2]), and the
+ * values of those ids (keys ARGV[3] .. id; nil for a missing one), as {ids, values}.
+ */
+const PAGE = `
+local ids = redis.call('ZRANGEBYSCORE', KEYS[1], ARGV[1], '+inf', 'LIMIT', 0, ARGV[2])
+if #ids == 0 then return {ids, {}} end
+local keys = {}
+for i = 1, #ids do keys[i] = ARGV[3] .. ids[i] end
+return {ids, redis.call('MGET', unpack(keys))}
+`;
+
+/** A Lua script and its SHA-1, run with EVALSHA (EVAL once when the server does not have it yet). */
+interface Script {
+  source: string;
+  sha: string;
+}
+const script = (source: string): Script => ({ source, sha: createHash("sha1").update(source).digest("hex") });
+const CREATE_SCRIPT = script(CREATE);
+const PAGE_SCRIPT = script(PAGE);
+
+interface ScriptRunner {
+  evalSha(sha: string, options: { keys: string[]; arguments: string[] }): Promise<unknown>;
+  eval(source: string, options: { keys: string[]; arguments: string[] }): Promise<unknown>;
+}
+
+/** Runs `s` by its SHA; a server that does not know it yet (NOSCRIPT) gets its source once. */
+function run(client: ScriptRunner, s: Script, keys: string[], args: string[]): Promise<unknown> {
+  const options = { keys, arguments: args };
+  return client.evalSha(s.sha, options).catch((error: unknown) => {
+    if (!String((error as Error)?.message).startsWith("NOSCRIPT")) throw error;
+    return client.eval(s.source, options);
+  });
+}
+
 const MAX_ID = "9007199254740991";
 
 function checkOptions(options: RedisStorageOptions): { url: string; namespace: string; timeoutMs: number } {
@@ -109,11 +146,12 @@ export async function redisStorage(options: RedisStorageOptions): Promise<PetSto
   const client = createClient({
     url,
     disableOfflineQueue: true,
-    // A command is timed out only while it waits to be written; one that Redis never answers
-    // (frozen server, lost network) is ended by the socket time-out instead, which drops the
-    // connection, rejects what waits on it, and reconnects. The pings keep a quiet but healthy
-    // connection from looking idle.
-    commandOptions: { timeout: timeoutMs },
+    // No time-out a command (the driver would start a timer and an AbortSignal for each, which
+    // would only fire while a command waits to be written, and nothing waits: no offline queue).
+    // A command that Redis never answers (frozen server, lost network) is ended by the socket
+    // time-out, which drops the connection, rejects what waits on it, and reconnects; the core's
+    // own time-out answers the caller meanwhile. The pings keep a quiet but healthy connection
+    // from looking idle.
     // A reply missing for 2/3 of the time-out (at most 1/3 after the last ping) ends the
     // connection, so a call rejects within the time-out.
     pingInterval: Math.max(50, Math.floor(timeoutMs / 3)),
@@ -156,6 +194,29 @@ export async function redisStorage(options: RedisStorageOptions): Promise<PetSto
   };
 
   const recordKey = (scope: string, key: string) => `${namespace}:idem:${scope.length}:${scope}:${key}`;
+  const valuePrefix = `${namespace}::`;
+
+  /** One create (idempotent with a record): one script, so one round trip and atomic. */
+  async function created(data: PetData, record: IdempotencyRecord | undefined): Promise<CreateOnceResult> {
+    const [head, tail] = serializedPetAround(values, data);
+    const keys = [sequenceKey, indexKey(), indexKey(data.status)];
+    const args = [head, tail, valuePrefix, MAX_ID];
+    if (record !== undefined) {
+      const { scope, key, fingerprint, now, expiresAt } = record;
+      keys.push(recordKey(scope, key));
+      args.push(fingerprint, String(now), String(expiresAt), String(Math.max(1, Math.ceil(expiresAt - now))));
+    }
+    const reply = await run(exact, CREATE_SCRIPT, keys, args);
+    const [outcome, rawId, rawValue] = (Array.isArray(reply) ? reply : []).map(String);
+    if (outcome === "reused") return { conflict: "reused" };
+    if (outcome === "exhausted") throw sequenceExhausted("redis");
+    const id = checkNewId(Number(rawId), "redis");
+    if (outcome === "created") {
+      return { pet: { id, name: data.name, categoryId: data.categoryId, status: data.status }, replayed: false };
+    }
+    if (outcome !== "replayed") throw new Error("redis storage: unexpected reply of the create script");
+    return { pet: storedPet(id, rawValue === "" ? undefined : rawValue, values, "redis"), replayed: true };
+  }
 
   return {
     kind: "redis",
@@ -165,55 +226,18 @@ export async function redisStorage(options: RedisStorageOptions): Promise<PetSto
       const [fp, rawId, exp] = typeof rec === "string" ? rec.split(" ") : [];
       if (fp === undefined || rawId === undefined || !(Number(exp) > now)) return undefined;
       if (fp !== fingerprint) return { conflict: "reused" };
-      const id = Number(rawId);
-      return { pet: toPet(await values.get(rawId), id, "redis"), replayed: true };
+      const raw = await client.get(`${namespace}::${rawId}`);
+      return { pet: storedPet(Number(rawId), raw ?? undefined, values, "redis"), replayed: true };
     },
     async createOnce(data: PetData, record: IdempotencyRecord): Promise<CreateOnceResult> {
       ensureOpen();
-      const { scope, key, fingerprint, now, expiresAt } = record;
-      const [head, tail] = await serializedPetAround(values, data);
-      const script = {
-        keys: [recordKey(scope, key), sequenceKey, indexKey(), indexKey(data.status)],
-        arguments: [
-          fingerprint,
-          String(now),
-          String(expiresAt),
-          String(Math.max(1, Math.ceil(expiresAt - now))),
-          head,
-          tail,
-          `${namespace}::`,
-          MAX_ID,
-        ],
-      };
-      let reply: unknown;
-      try {
-        reply = await exact.evalSha(CREATE_ONCE_SHA, script);
-      } catch (error) {
-        if (!String((error as Error)?.message).startsWith("NOSCRIPT")) throw error;
-        reply = await exact.eval(CREATE_ONCE, script);
-      }
-      const [outcome, rawId, rawValue] = (Array.isArray(reply) ? reply : []).map(String);
-      if (outcome === "reused") return { conflict: "reused" };
-      if (outcome === "exhausted") throw sequenceExhausted("redis");
-      const id = checkNewId(Number(rawId), "redis");
-      if (outcome === "created") {
-        return { pet: { id, name: data.name, categoryId: data.categoryId, status: data.status }, replayed: false };
-      }
-      if (outcome !== "replayed") throw new Error(`redis storage: unexpected reply of the create script`);
-      const value = rawValue === undefined || rawValue === "" ? undefined : await values.deserialize?.(rawValue);
-      return { pet: toPet((value as { value?: unknown } | undefined)?.value, id, "redis"), replayed: true };
+      return created(data, record);
     },
     async create(data: PetData): Promise<Pet> {
       ensureOpen();
-      const id = checkNewId(Number(await exact.incr(sequenceKey)), "redis");
-      const pet: Pet = { id, name: data.name, categoryId: data.categoryId, status: data.status };
-      return writePet(values, pet, () =>
-        client
-          .multi()
-          .zAdd(indexKey(), { score: id, value: String(id) })
-          .zAdd(indexKey(pet.status), { score: id, value: String(id) })
-          .exec(),
-      );
+      const result = await created(data, undefined);
+      if ("conflict" in result) throw new Error("redis storage: a create without a key met a key");
+      return result.pet;
     },
     async get(id: number): Promise<Pet | undefined> {
       ensureOpen();
@@ -226,14 +250,16 @@ export async function redisStorage(options: RedisStorageOptions): Promise<PetSto
     },
     async list({ status, after, limit }: ListPage): Promise<Pet[]> {
       ensureOpen();
-      const members = await client.zRangeByScore(indexKey(status), `(${after}`, "+inf", {
-        LIMIT: { offset: 0, count: limit },
-      });
-      return readPets(
-        values,
-        members.map((m) => indexedId(String(m), "redis")),
-        "redis",
-      );
+      const reply = await run(client, PAGE_SCRIPT, [indexKey(status)], [`(${after}`, String(limit), valuePrefix]);
+      const [ids, texts] = (Array.isArray(reply) ? reply : []) as [unknown[]?, unknown[]?];
+      if (!Array.isArray(ids) || !Array.isArray(texts))
+        throw new Error("redis storage: unexpected reply of the page script");
+      const pets: Pet[] = new Array(ids.length);
+      for (let i = 0; i < ids.length; i++) {
+        const id = indexedId(ids[i], "redis");
+        pets[i] = storedPet(id, texts[i], values, "redis");
+      }
+      return pets;
     },
     async ping() {
       ensureOpen();

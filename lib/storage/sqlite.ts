@@ -1,8 +1,10 @@
 /**
- * SQLite storage: pet values in Keyv (@keyv/sqlite, table `<table>_values`), and on the same
- * connection what Keyv cannot do: a one-row sequence table `<table>_seq` (capped at 2^53-1) and
- * an index table `<table>_index (id integer primary key, status)` with an index on
- * `(status, id)`, so a page is one index range scan (O(log n + limit)) whatever the filter.
+ * SQLite storage: pet values in Keyv's table (@keyv/sqlite, `<table>_values`, Keyv's format), and
+ * beside it what Keyv cannot do: a one-row sequence table `<table>_seq` (capped at 2^53-1) and an
+ * index table `<table>_index (id integer primary key, status)` with an index on `(status, id)`.
+ * A page is one statement, compiled once: the index range (O(log n + limit) whatever the filter)
+ * joined to Keyv's values. The statements run on a connection of this file's own (Keyv's keeps
+ * its statements uncompiled and its connection to itself), opened after Keyv's.
  *
  * The file is in WAL mode and every connection waits for a lock up to the operation time-out
  * (busy timeout), so several processes can share one file. `synchronous=NORMAL`: a clean stop
@@ -10,29 +12,31 @@
  * `mmapBytes` of the file are read through memory-mapped I/O. The WAL file is cut back to 64 MiB
  * when a large write grew it past that.
  *
- * Writes are transactions: a create writes its value, its index entry and (for an idempotent
- * create) its key record in `<table>_idempotency` in one `BEGIN IMMEDIATE` transaction. The
- * driver shares one connection among all calls, so write transactions are serialised in this
+ * A create, with or without an idempotency key, is one `BEGIN IMMEDIATE` transaction of compiled
+ * statements: the key's claim (idempotent creates), the next id, the value (Keyv's row and format),
+ * the index entry. All calls share the connection, so write transactions are serialised in this
  * process (another call's statements would otherwise land inside, or be rolled back with, a
  * transaction); other processes wait on the file lock.
  */
 import type { Pet } from "../schemas.ts";
 import { reason, StorageConfigError } from "./config-error.ts";
-import { loadDriver } from "./driver.ts";
+import { loadDriver, requireFromDriver } from "./driver.ts";
 import type { CreateOnceResult, IdempotencyRecord, ListPage, PetData, PetStorage } from "./port.ts";
 import {
   checkNewId,
   indexedId,
   petValues,
-  readPet,
-  readPets,
   sequenceExhausted,
-  serializedPet,
+  serializedPetAround,
   storageClosed,
-  toPet,
+  storedPet,
 } from "./values.ts";
 
 type KeyvSqliteDriver = typeof import("@keyv/sqlite");
+type Sqlite3 = typeof import("sqlite3");
+type Database = import("sqlite3").Database;
+type Statement = import("sqlite3").Statement;
+type Row = Record<string, unknown>;
 
 export interface SqliteStorageOptions {
   /** The database file (created when missing; its folder must exist). */
@@ -82,6 +86,41 @@ function checkOptions(options: SqliteStorageOptions) {
   return { path, table, timeoutMs, mmapBytes };
 }
 
+/** Opens the database file (created when missing) with the driver under @keyv/sqlite. */
+function openDatabase(sqlite3: Sqlite3, path: string): Promise<Database> {
+  return new Promise((resolve, reject) => {
+    const db: Database = new sqlite3.Database(path, (error) => (error ? reject(error) : resolve(db)));
+  });
+}
+
+/** Every row `sql` gives, on `db`. */
+function all(db: Database, sql: string, params: unknown[] = []): Promise<Row[]> {
+  return new Promise((resolve, reject) =>
+    db.all(sql, params, (error, rows) => (error ? reject(error) : resolve(rows as Row[]))),
+  );
+}
+
+/** A statement compiled once; `all(params)` runs it (the driver queues calls on one statement). */
+interface Prepared {
+  all(params: unknown[]): Promise<Row[]>;
+  finalize(): Promise<void>;
+}
+
+function prepare(db: Database, sql: string): Promise<Prepared> {
+  return new Promise((resolve, reject) => {
+    const statement: Statement = db.prepare(sql, (error) => {
+      if (error) return reject(error);
+      resolve({
+        all: (params) =>
+          new Promise((done, fail) =>
+            statement.all(params, (failure: Error | null, rows: Row[]) => (failure ? fail(failure) : done(rows))),
+          ),
+        finalize: () => new Promise((done) => statement.finalize(() => done())),
+      });
+    });
+  });
+}
+
 /**
  * Opens (and creates when missing) a SQLite storage; rejects with StorageConfigError when the
  * driver is missing or the file cannot be opened. @example await sqliteStorage({ path: "./pets.db" })
@@ -89,28 +128,67 @@ function checkOptions(options: SqliteStorageOptions) {
 export async function sqliteStorage(options: SqliteStorageOptions): Promise<PetStorage> {
   const { path, table: t, timeoutMs, mmapBytes } = checkOptions(options);
   const { default: KeyvSqlite } = await loadDriver<KeyvSqliteDriver>("@keyv/sqlite", "sqlite");
+  const sqlite3 = requireFromDriver<Sqlite3>("@keyv/sqlite", "sqlite3", "sqlite");
 
+  // Keyv's own store of the values (its table, its format); the statements below run on a
+  // connection of this file's own, which can keep them compiled.
   const store = new KeyvSqlite({ uri: `sqlite://${path}`, table: `${t}_values`, busyTimeout: timeoutMs });
   const values = petValues(store, { namespace: "pets", keyPrefix: true });
-  const query = (sql: string, ...params: unknown[]): Promise<Record<string, unknown>[]> => store.query(sql, ...params);
+  // Keyv's connection opens now; a file it cannot open is reported below, never as an unheard rejection.
+  const keyvOpened = store.query("SELECT 1");
+  keyvOpened.catch(() => {});
+  let db: Database | undefined;
+  const statements: Prepared[] = [];
   let closing: Promise<void> | undefined;
-  // A closed store refuses calls before they reach the driver (@keyv/redis would even reconnect).
+  /** The last write this process started (writes run one after another). */
+  let writing: Promise<unknown> = Promise.resolve();
+  // A closed store refuses calls before they reach the driver.
   const ensureOpen = () => {
     if (closing !== undefined) throw storageClosed("sqlite");
   };
   const close = () => {
-    closing ??= store.disconnect().catch(() => {});
+    closing ??= (async () => {
+      await writing;
+      await Promise.all(statements.map((statement) => statement.finalize()));
+      const own = db;
+      if (own !== undefined) await new Promise<void>((resolve) => own.close(() => resolve()));
+      await store.disconnect().catch(() => {});
+    })();
     return closing;
   };
 
+  let compiled: Record<
+    | "begin"
+    | "commit"
+    | "rollback"
+    | "next"
+    | "value"
+    | "index"
+    | "claim"
+    | "find"
+    | "findLive"
+    | "page"
+    | "statusPage"
+    | "one"
+    | "value1",
+    Prepared
+  >;
   try {
-    // One statement a call: the driver runs only the first statement of a string.
+    // One connection at a time opens the file: two opening a WAL file together may meet
+    // SQLITE_BUSY (its recovery) without the busy time-out applying.
+    await keyvOpened;
+    const own = await openDatabase(sqlite3, path);
+    db = own;
+    own.configure("busyTimeout", timeoutMs);
+    const query = (sql: string) => all(own, sql);
     await query("PRAGMA journal_mode = WAL");
     await query("PRAGMA synchronous = NORMAL");
     // Pages of a large file read as memory, not one pread() each (the main file only; the WAL is read as before).
     await query(`PRAGMA mmap_size = ${mmapBytes}`);
     // A WAL file is reused, never shrunk: one large write would leave it that large for good.
     await query(`PRAGMA journal_size_limit = ${WAL_LIMIT_BYTES}`);
+    // Keyv's table, as @keyv/sqlite creates it (its own connection does the same, maybe later).
+    await query(`CREATE TABLE IF NOT EXISTS ${t}_values(key VARCHAR(255) PRIMARY KEY, value TEXT )`);
     await query(`CREATE TABLE IF NOT EXISTS ${t}_seq (id INTEGER PRIMARY KEY CHECK (id = 1), value INTEGER NOT NULL)`);
     await query(`INSERT OR IGNORE INTO ${t}_seq (id, value) VALUES (1, 0)`);
     await query(
@@ -121,12 +199,52 @@ export async function sqliteStorage(options: SqliteStorageOptions): Promise<PetS
       `CREATE TABLE IF NOT EXISTS ${t}_idempotency (scope TEXT NOT NULL, key TEXT NOT NULL, fingerprint TEXT NOT NULL, pet_id INTEGER NOT NULL, expires_at INTEGER NOT NULL, PRIMARY KEY (scope, key)) WITHOUT ROWID`,
     );
     await query(`CREATE INDEX IF NOT EXISTS ${t}_idempotency_expires_at ON ${t}_idempotency (expires_at)`);
+    const compile = async (sql: string) => {
+      const statement = await prepare(own, sql);
+      statements.push(statement);
+      return statement;
+    };
+    // A page is one statement: the index range joined to Keyv's values (a missing value comes back null).
+    const page = (where: string) =>
+      compile(
+        `SELECT i.id AS id, v.value AS value FROM ${t}_index i LEFT JOIN ${t}_values v ON v.key = 'pets:' || i.id WHERE ${where} ORDER BY i.id LIMIT ?`,
+      );
+    compiled = {
+      begin: await compile("BEGIN IMMEDIATE"),
+      commit: await compile("COMMIT"),
+      rollback: await compile("ROLLBACK"),
+      next: await compile(
+        `UPDATE ${t}_seq SET value = value + 1 WHERE id = 1 AND value < ${MAX_ID} RETURNING value AS id`,
+      ),
+      value: await compile(`INSERT INTO ${t}_values (key, value) VALUES (?, ?)`),
+      index: await compile(`INSERT INTO ${t}_index (id, status) VALUES (?, ?)`),
+      // Claims the key for the next id in one statement: inserted, or an expired record
+      // replaced; nothing comes back when an unexpired record holds the key.
+      claim: await compile(
+        `INSERT INTO ${t}_idempotency (scope, key, fingerprint, pet_id, expires_at)
+         VALUES (?, ?, ?, (SELECT value + 1 FROM ${t}_seq WHERE id = 1), ?)
+         ON CONFLICT (scope, key) DO UPDATE SET fingerprint = excluded.fingerprint, pet_id = excluded.pet_id, expires_at = excluded.expires_at
+         WHERE ${t}_idempotency.expires_at <= ?
+         RETURNING pet_id`,
+      ),
+      find: await compile(`SELECT fingerprint, pet_id FROM ${t}_idempotency WHERE scope = ? AND key = ?`),
+      findLive: await compile(
+        `SELECT fingerprint, pet_id FROM ${t}_idempotency WHERE scope = ? AND key = ? AND expires_at > ?`,
+      ),
+      page: await page("i.id > ?"),
+      statusPage: await page("i.status = ? AND i.id > ?"),
+      one: await compile(
+        `SELECT v.value AS value FROM ${t}_index i LEFT JOIN ${t}_values v ON v.key = 'pets:' || i.id WHERE i.id = ?`,
+      ),
+      value1: await compile(`SELECT value FROM ${t}_values WHERE key = ?`),
+    };
   } catch (error) {
     await close();
     throw new StorageConfigError(`cannot open sqlite storage at ${path}: ${reason(error)}`, { cause: error });
   }
+  const c = compiled;
+  const own = db as Database;
 
-  let writing: Promise<unknown> = Promise.resolve();
   /** Runs `work` after every write this process started before it (one connection: no interleaving). */
   const serialised = <T>(work: () => Promise<T>): Promise<T> => {
     const run = writing.then(work, work);
@@ -135,127 +253,106 @@ export async function sqliteStorage(options: SqliteStorageOptions): Promise<PetS
   };
   /** One write transaction; rolled back on any failure. Call inside `serialised`. */
   const transaction = async <T>(work: () => Promise<T>): Promise<T> => {
-    await query("BEGIN IMMEDIATE");
+    await c.begin.all([]);
     try {
       const result = await work();
-      await query("COMMIT");
+      await c.commit.all([]);
       return result;
     } catch (error) {
-      await query("ROLLBACK").catch(() => {});
+      await c.rollback.all([]).catch(() => {});
       throw error;
     }
   };
   /** Takes the next id and writes the pet's value (Keyv's row and format) and index entry. Inside a transaction. */
-  const insertPet = async (data: PetData): Promise<Pet> => {
-    const rows = await query(
-      `UPDATE ${t}_seq SET value = value + 1 WHERE id = 1 AND value < ${MAX_ID} RETURNING value AS id`,
-    );
+  const insertPet = async (data: PetData, [head, tail]: [string, string]): Promise<Pet> => {
+    const rows = await c.next.all([]);
     if (rows.length === 0) throw sequenceExhausted("sqlite");
     const id = checkNewId(rows[0]?.id, "sqlite");
-    const pet: Pet = { id, name: data.name, categoryId: data.categoryId, status: data.status };
-    await query(`INSERT INTO ${t}_values (key, value) VALUES (?, ?)`, `pets:${id}`, await serializedPet(values, pet));
-    await query(`INSERT INTO ${t}_index (id, status) VALUES (?, ?)`, id, pet.status);
-    return pet;
+    await c.value.all([`pets:${id}`, head + id + tail]);
+    await c.index.all([id, data.status]);
+    return { id, name: data.name, categoryId: data.categoryId, status: data.status };
   };
   let sweptAt = Number.NEGATIVE_INFINITY;
   /** Deletes a batch of expired idempotency records when the last sweep is a minute old (by the writes' clock). */
   const sweep = async (now: number): Promise<void> => {
     if (now - sweptAt < SWEEP_EVERY_MS) return;
     sweptAt = now;
-    await query(
+    await all(
+      own,
       `DELETE FROM ${t}_idempotency WHERE (scope, key) IN (SELECT scope, key FROM ${t}_idempotency WHERE expires_at <= ? LIMIT ${SWEEP_BATCH})`,
-      now,
+      [now],
     ).catch(() => {});
+  };
+  /**
+   * One create: one serialised `BEGIN IMMEDIATE` transaction of compiled statements; an
+   * idempotent one (with `record`) first looks the key up, and writes its record with the pet.
+   */
+  const created = async (data: PetData, record: IdempotencyRecord | undefined): Promise<CreateOnceResult> => {
+    // Keyv's text of the pet, its id to come (the value is written in Keyv's format).
+    const text = serializedPetAround(values, data);
+    const outcome = await serialised(async () => {
+      const done = await transaction(async (): Promise<CreateOnceResult | { replay: number }> => {
+        if (record === undefined) return { pet: await insertPet(data, text), replayed: false };
+        const { scope, key, fingerprint, expiresAt, now } = record;
+        const claimed = await c.claim.all([scope, key, fingerprint, expiresAt, now]);
+        if (claimed.length === 0) {
+          const [found] = await c.find.all([scope, key]);
+          if (found === undefined) throw new Error("sqlite storage: the key record vanished in its transaction");
+          return found.fingerprint === fingerprint ? { replay: Number(found.pet_id) } : { conflict: "reused" };
+        }
+        const pet = await insertPet(data, text);
+        if (pet.id !== Number(claimed[0]?.pet_id))
+          throw new Error("sqlite storage: the sequence moved within a transaction");
+        return { pet, replayed: false };
+      });
+      if (record !== undefined) await sweep(record.now);
+      return done;
+    });
+    if (!("replay" in outcome)) return outcome;
+    // Pets never change once created: the value read now is the one first answered.
+    const [row] = await c.value1.all([`pets:${outcome.replay}`]);
+    return { pet: storedPet(outcome.replay, row?.value, values, "sqlite"), replayed: true };
   };
 
   return {
     kind: "sqlite",
     async create(data: PetData): Promise<Pet> {
       ensureOpen();
-      return serialised(() => transaction(() => insertPet(data)));
+      const result = await created(data, undefined);
+      if ("conflict" in result) throw new Error("sqlite storage: a create without a key met a key");
+      return result.pet;
     },
     async findOnce({ scope, key, fingerprint, now }: IdempotencyRecord): Promise<CreateOnceResult | undefined> {
       ensureOpen();
-      const [found] = await query(
-        `SELECT fingerprint, pet_id FROM ${t}_idempotency WHERE scope = ? AND key = ? AND expires_at > ?`,
-        scope,
-        key,
-        now,
-      );
+      const [found] = await c.findLive.all([scope, key, now]);
       if (found === undefined) return undefined;
       if (found.fingerprint !== fingerprint) return { conflict: "reused" };
       const id = Number(found.pet_id);
-      return { pet: toPet(await values.get(String(id)), id, "sqlite"), replayed: true };
+      const [row] = await c.value1.all([`pets:${id}`]);
+      return { pet: storedPet(id, row?.value, values, "sqlite"), replayed: true };
     },
     async createOnce(data: PetData, record: IdempotencyRecord): Promise<CreateOnceResult> {
       ensureOpen();
-      const { scope, key, fingerprint, now, expiresAt } = record;
-      const outcome = await serialised(async () => {
-        const done = await transaction(async (): Promise<CreateOnceResult | { replay: number }> => {
-          // Claims the key for the next id in one statement: inserted, or an expired record
-          // replaced; nothing comes back when an unexpired record holds the key.
-          const claimed = await query(
-            `INSERT INTO ${t}_idempotency (scope, key, fingerprint, pet_id, expires_at)
-             VALUES (?, ?, ?, (SELECT value + 1 FROM ${t}_seq WHERE id = 1), ?)
-             ON CONFLICT (scope, key) DO UPDATE SET fingerprint = excluded.fingerprint, pet_id = excluded.pet_id, expires_at = excluded.expires_at
-             WHERE ${t}_idempotency.expires_at <= ?
-             RETURNING pet_id`,
-            scope,
-            key,
-            fingerprint,
-            expiresAt,
-            now,
-          );
-          if (claimed.length === 0) {
-            const [found] = await query(
-              `SELECT fingerprint, pet_id FROM ${t}_idempotency WHERE scope = ? AND key = ?`,
-              scope,
-              key,
-            );
-            if (found === undefined) throw new Error("sqlite storage: the key record vanished in its transaction");
-            return found.fingerprint === fingerprint ? { replay: Number(found.pet_id) } : { conflict: "reused" };
-          }
-          const pet = await insertPet(data);
-          if (pet.id !== Number(claimed[0]?.pet_id))
-            throw new Error("sqlite storage: the sequence moved within a transaction");
-          return { pet, replayed: false };
-        });
-        await sweep(now);
-        return done;
-      });
-      if (!("replay" in outcome)) return outcome;
-      // Pets never change once created: the value read now is the one first answered.
-      return { pet: toPet(await values.get(String(outcome.replay)), outcome.replay, "sqlite"), replayed: true };
+      return created(data, record);
     },
     async get(id: number): Promise<Pet | undefined> {
       ensureOpen();
-      return readPet(
-        id,
-        "sqlite",
-        async () => (await query(`SELECT 1 AS found FROM ${t}_index WHERE id = ?`, id)).length > 0,
-        () => values.get(String(id)),
-      );
+      const [row] = await c.one.all([id]);
+      return row === undefined ? undefined : storedPet(id, row.value, values, "sqlite");
     },
     async list({ status, after, limit }: ListPage): Promise<Pet[]> {
       ensureOpen();
-      const rows =
-        status === undefined
-          ? await query(`SELECT id FROM ${t}_index WHERE id > ? ORDER BY id LIMIT ?`, after, limit)
-          : await query(
-              `SELECT id FROM ${t}_index WHERE status = ? AND id > ? ORDER BY id LIMIT ?`,
-              status,
-              after,
-              limit,
-            );
-      return readPets(
-        values,
-        rows.map((row) => indexedId(row.id, "sqlite")),
-        "sqlite",
-      );
+      const rows = await (status === undefined ? c.page.all([after, limit]) : c.statusPage.all([status, after, limit]));
+      const pets: Pet[] = new Array(rows.length);
+      for (let i = 0; i < rows.length; i++) {
+        const row = rows[i] as Row;
+        pets[i] = storedPet(indexedId(row.id, "sqlite"), row.value, values, "sqlite");
+      }
+      return pets;
     },
     async ping() {
       ensureOpen();
-      await query("SELECT 1");
+      await all(own, "SELECT 1");
     },
     close,
     /** Empties this store's own tables (`<table>_*` that it created) and restarts its sequence at 1. */
@@ -263,13 +360,14 @@ export async function sqliteStorage(options: SqliteStorageOptions): Promise<PetS
       ensureOpen();
       // A write like any other: after the writes before it, never inside one's transaction.
       await serialised(async () => {
-        const own = [`${t}_index`, `${t}_values`, `${t}_idempotency`];
-        const found = await query(
-          `SELECT name FROM sqlite_master WHERE type = 'table' AND name IN (${own.map(() => "?").join(", ")})`,
-          ...own,
+        const tables = [`${t}_index`, `${t}_values`, `${t}_idempotency`];
+        const found = await all(
+          own,
+          `SELECT name FROM sqlite_master WHERE type = 'table' AND name IN (${tables.map(() => "?").join(", ")})`,
+          tables,
         );
-        for (const { name } of found) await query(`DELETE FROM "${String(name)}"`);
-        await query(`UPDATE ${t}_seq SET value = 0 WHERE id = 1`);
+        for (const { name } of found) await all(own, `DELETE FROM "${String(name)}"`);
+        await all(own, `UPDATE ${t}_seq SET value = 0 WHERE id = 1`);
       });
     },
   };

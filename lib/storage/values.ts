@@ -5,9 +5,10 @@
  * marker, so that it is reported as an invalid value (500) rather than as a dead backend (503).
  */
 import Keyv, { type KeyvStoreAdapter } from "keyv";
-import * as v from "valibot";
 import { PetStoreError } from "../errors.ts";
-import { MAX_ID, Pet } from "../schemas.ts";
+import type { Pet, PetStatus } from "../schemas.ts";
+import { isPet, MAX_ID } from "../schemas.ts";
+import { PET_TEXT, type StoredPet } from "./port.ts";
 
 const UNDECODABLE = Symbol("undecodable");
 
@@ -26,6 +27,9 @@ export interface PetValuesOptions {
   keyPrefix: boolean;
 }
 
+/** Keyv's own decoder of each Keyv made here (its default: synchronous), for texts a backend read itself. */
+const decoders = new WeakMap<Keyv<unknown>, (raw: string) => unknown>();
+
 /** A Keyv on `store` that throws every store error and never throws on undecodable data. */
 export function petValues(store: KeyvStoreAdapter, options: PetValuesOptions): Keyv<unknown> {
   const values = new Keyv<unknown>({
@@ -36,6 +40,7 @@ export function petValues(store: KeyvStoreAdapter, options: PetValuesOptions): K
   });
   const decode = values.deserialize;
   if (decode !== undefined) {
+    decoders.set(values, decode as (raw: string) => unknown);
     values.deserialize = async <Value>(raw: string) => {
       try {
         return await decode<Value>(raw);
@@ -55,21 +60,71 @@ function invalid(kind: string, what: string, cause?: unknown): PetStoreError {
   return new PetStoreError("internal_error", undefined, { cause: detail });
 }
 
+/** What is wrong with a value that is not a Pet, for the logs (never for the client). */
+function petProblem(value: unknown): string {
+  if (typeof value !== "object" || value === null) return `a ${value === null ? "null" : typeof value}`;
+  const fields = value as Record<string, unknown>;
+  const wrong = ["id", "name", "categoryId", "status"].filter((field) => !isPet({ ...VALID, [field]: fields[field] }));
+  return wrong.length > 0 ? `${wrong.join(", ")} missing or invalid` : "another shape";
+}
+const VALID: Pet = { id: 1, name: "x", categoryId: 1, status: "sold" };
+
 /**
- * The Pet stored under `id`, checked: anything else (undecodable, another shape, another id)
- * is an `internal_error`, never passed on.
+ * The Pet stored under `id`, checked for its shape (cheap: no schema parse): anything else
+ * (undecodable, another shape, another id) is an `internal_error`, never passed on.
  */
 export function toPet(value: unknown, id: number, kind: string): Pet {
   if (value === undefined) return missingValue(id, kind);
   if (isUndecodable(value)) throw invalid(kind, `the stored value of pet ${id} is not valid JSON`, value[UNDECODABLE]);
-  const parsed = v.safeParse(Pet, value);
-  if (!parsed.success) {
-    const issues = parsed.issues.map((i) => `${i.path?.map((p) => String(p.key)).join(".") || "value"}: ${i.message}`);
-    throw invalid(kind, `the stored value of pet ${id} is not a valid Pet (${issues.join("; ")})`);
+  if (!isPet(value)) throw invalid(kind, `the stored value of pet ${id} is not a valid Pet (${petProblem(value)})`);
+  if (value.id !== id) throw invalid(kind, `the value stored as pet ${id} says it is pet ${value.id}`);
+  return { id: value.id, name: value.name, categoryId: value.categoryId, status: value.status };
+}
+
+/**
+ * The text Keyv stores for a pet when it is the contract's own JSON text: `{"value":` + the pet +
+ * `}` (no expiry), with a name that neither JSON nor Keyv escapes (no quote, backslash or control
+ * character; no leading ":", which Keyv doubles), ids of at most 16 digits. It is what every create
+ * writes for such a name, and `Pet` text in the contract's key order, ready to be served as it is.
+ */
+const CANONICAL =
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: JSON never holds a raw control character; one here is refused
+  /^\{"value":(\{"id":([1-9][0-9]{0,15}),"name":"([^"\\\x00-\x1f:][^"\\\x00-\x1f]*)","categoryId":([1-9][0-9]{0,15}),"status":"(available|pending|sold)"\})\}$/;
+
+/**
+ * The pet whose value a backend read itself (Keyv's stored text, or null/undefined when the key is
+ * missing), checked as `toPet` checks it. Text in the contract's form costs one regular expression
+ * and is carried along (PET_TEXT) to be served as it is; any other text goes through Keyv's own
+ * decoder. @example storedPet(7, '{"value":{"id":7,"name":"Rex","categoryId":1,"status":"sold"}}', values, "redis")
+ */
+export function storedPet(id: number, raw: unknown, values: Keyv<unknown>, kind: string): StoredPet {
+  if (typeof raw === "string") {
+    const m = CANONICAL.exec(raw);
+    if (m !== null) {
+      const categoryId = Number(m[4]);
+      if (Number(m[2]) === id && categoryId <= MAX_ID) {
+        return { id, name: m[3] as string, categoryId, status: m[5] as PetStatus, [PET_TEXT]: m[1] as string };
+      }
+    }
   }
-  const pet = parsed.output;
-  if (pet.id !== id) throw invalid(kind, `the value stored as pet ${id} says it is pet ${pet.id}`);
-  return { id: pet.id, name: pet.name, categoryId: pet.categoryId, status: pet.status };
+  return toPet(decodedValue(raw, values), id, kind);
+}
+
+/** What Keyv would read from `raw`: the value, undefined for a missing or expired one, a marker for undecodable text. */
+function decodedValue(raw: unknown, values: Keyv<unknown>): unknown {
+  if (raw === null || raw === undefined) return undefined;
+  if (typeof raw !== "string") return { [UNDECODABLE]: new Error(`a ${typeof raw} where text was stored`) };
+  const decode = decoders.get(values) ?? JSON.parse;
+  let data: unknown;
+  try {
+    data = decode(raw);
+  } catch (error) {
+    return { [UNDECODABLE]: error };
+  }
+  if (typeof data !== "object" || data === null) return undefined;
+  const { value, expires } = data as { value?: unknown; expires?: unknown };
+  if (typeof expires === "number" && expires < Date.now()) return undefined; // Keyv treats it as gone
+  return value;
 }
 
 /** An id in the index whose value is gone: the data was changed outside this store. */
@@ -97,20 +152,6 @@ export function indexedId(raw: unknown, kind: string): number {
 }
 
 /**
- * Writes a new pet: the value first, then the index entries. A crash between the two leaves a
- * value that no list and no get can see (both go through the index), never a half-made pet.
- */
-export async function writePet(
-  values: Keyv<unknown>,
-  pet: Pet,
-  addToIndex: (pet: Pet) => Promise<unknown>,
-): Promise<Pet> {
-  await values.set(String(pet.id), pet);
-  await addToIndex(pet);
-  return pet;
-}
-
-/**
  * Reads one pet: visible only when its index entry exists. Both reads go out together; when the
  * value read raced ahead of a concurrent create that has since indexed the pet, it is read again
  * (the value is always written before the index entry).
@@ -126,40 +167,24 @@ export async function readPet(
   return toPet(first === undefined ? await readValue() : first, id, kind);
 }
 
-/** The pets of a page of ids read from an index, in that order. */
-export async function readPets(values: Keyv<unknown>, ids: readonly number[], kind: string): Promise<Pet[]> {
-  if (ids.length === 0) return [];
-  const found = await values.getMany(ids.map(String));
-  return ids.map((id, i) => toPet(found[i], id, kind));
-}
-
 /** The error of a call on a closed store (reported as storage_unavailable). */
 export function storageClosed(kind: string): Error {
   return new Error(`${kind} storage: the store is closed`);
 }
 
 /**
- * The text Keyv stores for `pet` (its own serializer, `{"value":…}` with no expiry), so that a
- * value written by an atomic create around Keyv reads back through Keyv as any other.
+ * The text Keyv stores for a pet whose id is not known yet (the atomic create takes it): the parts
+ * before and after the id's digits, from Keyv's own serializer (`{"value":…}` with no expiry), so
+ * that a value written around Keyv reads back through Keyv as any other. Synchronous: Keyv's
+ * default serializer is. @example const [head, tail] = serializedPetAround(values, data)
  */
-export async function serializedPet(values: Keyv<unknown>, pet: Pet): Promise<string> {
+export function serializedPetAround(values: Keyv<unknown>, data: Omit<Pet, "id">): [string, string] {
+  const pet: Pet = { id: 0, name: data.name, categoryId: data.categoryId, status: data.status };
   const serialize = values.serialize;
-  if (serialize === undefined) return JSON.stringify({ value: pet });
-  return serialize({ value: pet });
-}
-
-/**
- * The text Keyv stores for a pet whose id is not known yet (a Redis script takes it): the parts
- * before and after the id's digits. @example const [head, tail] = await serializedPetAround(values, data)
- */
-export async function serializedPetAround(values: Keyv<unknown>, data: Omit<Pet, "id">): Promise<[string, string]> {
-  const text = await serializedPet(values, {
-    id: 0,
-    name: data.name,
-    categoryId: data.categoryId,
-    status: data.status,
-  });
+  const text: unknown = serialize === undefined ? JSON.stringify({ value: pet }) : serialize({ value: pet });
   const head = '{"value":{"id":';
-  if (!text.startsWith(`${head}0,`)) throw new Error(`unexpected Keyv serialization: ${text.slice(0, 20)}`);
+  if (typeof text !== "string" || !text.startsWith(`${head}0,`)) {
+    throw new Error(`unexpected Keyv serialization: ${String(text).slice(0, 20)}`);
+  }
   return [head, text.slice(head.length + 1)];
 }

@@ -213,6 +213,24 @@ function conformance(backend: Backend): void {
     },
   );
 
+  s(
+    `${backend.name}: names JSON or Keyv escape (quote, backslash, control character, leading colon, emoji) come back from list and get as created, and a page answers the contract's JSON text`,
+    async () => {
+      const storage = await fresh();
+      const names = ['say "hi"', "back\\slash", "tab\there", ":colon", "::two", ":base64:AAAA", "Mia 🐈", "é", "plain"];
+      const created: Pet[] = [];
+      for (const n of names) created.push(await storage.create({ name: n, categoryId: 3, status: "pending" }));
+      assert.equal(await storage.list({ after: 0, limit: 100 }), created);
+      assert.equal(await storage.list({ status: "pending", after: 0, limit: 100 }), created);
+      for (const pet of created) assert.equal(await storage.get(pet.id), pet);
+      const store = createPetStore({ storage, auth: ["k"] });
+      const page = await store.handle({ method: "GET", path: "/v1/pets", headers: { authorization: "Bearer k" } });
+      assert.is(page.status, 200);
+      assert.is(page.body, JSON.stringify(created));
+      assert.is(page.headers["content-length"], String(Buffer.byteLength(page.body)));
+    },
+  );
+
   s(`${backend.name}: ping resolves while the backend answers`, async () => {
     const storage = await fresh();
     await storage.ping();
@@ -310,6 +328,60 @@ function conformance(backend: Backend): void {
       assert.not.match(one.body, /name|42|storage/);
       assert.is(reported.length, 2);
       assert.match(String((reported[0] as Error).cause), /not a valid Pet/);
+    },
+  );
+
+  s(
+    `${backend.name}: a value Keyv reads in another form (other key order, spaces, an expiry to come) is served as the Pet it holds, in the contract's key order`,
+    async () => {
+      const ns = name("");
+      const storage = await open(ns);
+      for (let i = 0; i < 3; i++) await storage.create({ name: `p${i}`, categoryId: 1, status: "sold" });
+      const later = Date.now() + 3_600_000;
+      await raw.writeValue(
+        ns,
+        2,
+        `{ "expires": ${later}, "value": { "status": "sold", "categoryId": 1, "name": "p1", "id": 2 } }`,
+      );
+      await raw.writeValue(ns, 3, JSON.stringify({ value: { id: 3, name: "::p2", categoryId: 1, status: "sold" } }));
+      const expected = [
+        { id: 1, name: "p0", categoryId: 1, status: "sold" },
+        { id: 2, name: "p1", categoryId: 1, status: "sold" },
+        { id: 3, name: ":p2", categoryId: 1, status: "sold" },
+      ];
+      assert.equal(await storage.list({ after: 0, limit: 10 }), expected);
+      assert.equal(await storage.get(2), expected[1]);
+      const store = createPetStore({ storage, auth: ["k"] });
+      const page = await store.handle({ method: "GET", path: "/v1/pets", headers: { authorization: "Bearer k" } });
+      assert.is(page.body, JSON.stringify(expected));
+    },
+  );
+
+  s(`${backend.name}: an indexed value whose Keyv expiry has passed is internal_error, as a missing one`, async () => {
+    const ns = name("");
+    const storage = await open(ns);
+    await storage.create({ name: "gone", categoryId: 1, status: "available" });
+    await raw.writeValue(
+      ns,
+      1,
+      JSON.stringify({ value: { id: 1, name: "gone", categoryId: 1, status: "available" }, expires: 1 }),
+    );
+    await rejectsWith(storage.list({ after: 0, limit: 10 }), "internal_error");
+    await rejectsWith(storage.get(1), "internal_error");
+  });
+
+  s(
+    `${backend.name}: a create writes its value in Keyv's table or key, in Keyv's format: a Keyv of its own reads it`,
+    async () => {
+      const ns = name("");
+      const storage = await open(ns);
+      const pet = await storage.create({ name: ':colon "quoted" 🐈', categoryId: MAX_ID, status: "sold" });
+      const keyv = await raw.keyv(ns);
+      try {
+        assert.equal(await keyv.get(String(pet.id)), pet);
+      } finally {
+        await keyv.disconnect();
+      }
     },
   );
 
