@@ -10,7 +10,10 @@
  *   reading never stalls the server (lines wait in memory, at most 64 MiB, then are dropped).
  *
  * `end()` writes what is left, in order; lines still buffered when the process exits are
- * written synchronously then, so a crash-free exit never drops a line.
+ * written synchronously then, so a crash-free exit never drops a line. The writer holds a
+ * `process.once("exit")` listener only while it is open: `end()` removes it once everything is
+ * written (a line written after `end()` puts it back), so a program that starts and closes many
+ * servers leaves no listener behind.
  */
 import { fstatSync, write, writeSync } from "node:fs";
 
@@ -36,15 +39,27 @@ export class LineWriter {
   private idle: (() => void)[] = [];
   private readonly sync: boolean;
   private readonly onExit = () => this.flushSync();
+  private hooked = false; // the exit listener is registered
 
   constructor(private readonly fd: number) {
     this.sync = !mayBlock(fd);
+    this.hook();
+  }
+
+  private hook(): void {
+    this.hooked = true;
     process.once("exit", this.onExit);
+  }
+
+  private unhook(): void {
+    this.hooked = false;
+    process.removeListener("exit", this.onExit);
   }
 
   /** Queues one line (it must end with "\n"). */
   write(line: string): boolean {
     if (this.buffered.length > MAX_WAITING) return true; // the reader is gone: logging must not stop the server
+    if (!this.hooked) this.hook(); // written to after end(): lines must still reach the exit
     this.buffered += line;
     if (this.buffered.length >= CHUNK) this.flush();
     else if (this.timer === undefined) {
@@ -97,10 +112,13 @@ export class LineWriter {
     for (const resolve of this.idle.splice(0)) resolve();
   }
 
-  /** Resolves once every queued line is written. */
+  /** Resolves once every queued line is written, and then holds no exit listener any more. */
   end(): Promise<void> {
     return new Promise((resolve) => {
-      this.idle.push(resolve);
+      this.idle.push(() => {
+        if (this.pending === undefined && this.buffered === "") this.unhook();
+        resolve();
+      });
       this.retry?.ref();
       this.flush();
     });
@@ -112,7 +130,7 @@ export class LineWriter {
    */
   flushSync(last = true): void {
     if (last) {
-      process.removeListener("exit", this.onExit);
+      this.unhook();
       clearTimeout(this.retry);
     }
     clearTimeout(this.timer);
