@@ -9,7 +9,7 @@
  * fails fast (connect, query and statement time-outs) and reconnects by itself on the next call.
  */
 import type { Pet } from "../schemas.ts";
-import { reason, redactUrl, StorageConfigError } from "./config-error.ts";
+import { redactUrl, StorageConfigError, unreachable } from "./config-error.ts";
 import { loadDriver, requireFromDriver } from "./driver.ts";
 import type { ListPage, PetData, PetStorage } from "./port.ts";
 import {
@@ -134,9 +134,7 @@ export async function postgresStorage(options: PostgresStorageOptions): Promise<
     await createSchema(pool, schema, table);
   } catch (error) {
     await pool.end().catch(() => {});
-    throw new StorageConfigError(`cannot open postgres storage at ${redactUrl(url)}: ${reason(error)}`, {
-      cause: error,
-    });
+    throw unreachable("postgres", url, 5432, error);
   }
 
   /** @keyv/postgres on this store's own pool; disconnecting it is this store's close, not the global pool's end. */

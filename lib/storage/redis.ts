@@ -10,7 +10,7 @@
  * 500 ms, so the service recovers by itself when Redis returns.
  */
 import type { Pet, PetStatus } from "../schemas.ts";
-import { reason, redactUrl, StorageConfigError } from "./config-error.ts";
+import { redactUrl, StorageConfigError, unreachable } from "./config-error.ts";
 import { loadDriver } from "./driver.ts";
 import type { ListPage, PetData, PetStorage } from "./port.ts";
 import { checkNewId, indexedId, petValues, readPet, readPets, storageClosed, writePet } from "./values.ts";
@@ -89,7 +89,7 @@ export async function redisStorage(options: RedisStorageOptions): Promise<PetSto
     await client.connect();
   } catch (error) {
     if (client.isOpen) client.destroy();
-    throw new StorageConfigError(`cannot reach redis at ${redactUrl(url)}: ${reason(error)}`, { cause: error });
+    throw unreachable("redis", url, 6379, error);
   }
 
   const store = new KeyvRedis(client as unknown as ConstructorParameters<typeof KeyvRedis>[0], {

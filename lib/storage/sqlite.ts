@@ -10,8 +10,9 @@
  * `mmapBytes` of the file are read through memory-mapped I/O. The WAL file is cut back to 64 MiB
  * when a large write grew it past that.
  */
+import { closeSync, existsSync, openSync, unlinkSync } from "node:fs";
 import type { Pet } from "../schemas.ts";
-import { reason, StorageConfigError } from "./config-error.ts";
+import { causeOf, StorageConfigError } from "./config-error.ts";
 import { loadDriver } from "./driver.ts";
 import type { ListPage, PetData, PetStorage } from "./port.ts";
 import {
@@ -73,6 +74,23 @@ function checkOptions(options: SqliteStorageOptions) {
 }
 
 /**
+ * Why the file cannot be opened for writing, from the system itself (SQLite only says
+ * SQLITE_CANTOPEN): the error of opening it as SQLite would (ENOENT, ENOTDIR, EACCES, EROFS,
+ * EISDIR…), or `undefined` when it opens. A file this check creates is removed again.
+ */
+function fileProblem(path: string): Error | undefined {
+  if (path === ":memory:" || path.startsWith("file:")) return undefined;
+  const existed = existsSync(path);
+  try {
+    closeSync(openSync(path, "a"));
+    if (!existed) unlinkSync(path);
+    return undefined;
+  } catch (error) {
+    return error as Error;
+  }
+}
+
+/**
  * Opens (and creates when missing) a SQLite storage; rejects with StorageConfigError when the
  * driver is missing or the file cannot be opened. @example await sqliteStorage({ path: "./pets.db" })
  */
@@ -109,7 +127,9 @@ export async function sqliteStorage(options: SqliteStorageOptions): Promise<PetS
     await query(`CREATE INDEX IF NOT EXISTS ${t}_index_status_id ON ${t}_index (status, id)`);
   } catch (error) {
     await close();
-    throw new StorageConfigError(`cannot open sqlite storage at ${path}: ${reason(error)}`, { cause: error });
+    throw new StorageConfigError(`cannot open sqlite storage at ${path}: ${causeOf(fileProblem(path) ?? error)}`, {
+      cause: error,
+    });
   }
 
   return {
