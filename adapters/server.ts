@@ -15,7 +15,7 @@ import { openStorage } from "../lib/storage/open.ts";
 import { cannotAnswer } from "./body.ts";
 import type { ServerConfig } from "./config.ts";
 import { ConfigError, loadConfig, USAGE } from "./config.ts";
-import { docsRoute } from "./docs.ts";
+import { DOCS_PACKAGE, docsAvailable, docsRoute } from "./docs.ts";
 import type { Logger } from "./logger.ts";
 import { createLogger, flushLogs, requestLogger } from "./logger.ts";
 import { createNodeHandler, type OnAnswer } from "./node-http.ts";
@@ -283,6 +283,12 @@ export async function main(argv: readonly string[] = process.argv.slice(2), env 
   process.stdout.write(
     `Pet Store API listening on ${server.url} (storage: ${storageKind(config.storage)}; GET /healthz, /readyz)\n`,
   );
+  // The docs page's optional package (issue 20): say at once why /docs would answer 503.
+  if (!docsAvailable()) {
+    process.stdout.write(
+      `API reference page off: GET /docs answers 503 until the optional package ${DOCS_PACKAGE} is installed (npm install ${DOCS_PACKAGE})\n`,
+    );
+  }
 }
 
 /** True when this file was started directly (`tsx adapters/server.ts`, `node dist/adapters/server.js`). */
