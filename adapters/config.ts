@@ -5,6 +5,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { parseArgs } from "node:util";
+import { BASE_PATH_PATTERN } from "../lib/index.ts";
 
 /** A configuration the server cannot start with. The message is one line for an operator. */
 export class ConfigError extends Error {
@@ -64,7 +65,7 @@ function parsePort(raw: string): number {
 
 function parseBasePath(raw: string): string {
   if (raw === "/" || raw === "") return "";
-  if (!/^(\/[A-Za-z0-9._~-]+)+$/.test(raw)) {
+  if (!BASE_PATH_PATTERN.test(raw)) {
     throw new ConfigError(`PETSTORE_BASE_PATH must look like /v1 or /api/v1 (got ${JSON.stringify(raw)})`);
   }
   return raw;

@@ -12,7 +12,7 @@ import { readFileSync } from "node:fs";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
-import { PetStoreError } from "../lib/errors.ts";
+import { BASE_PATH_PATTERN, errorResponse, PetStoreError, requestIdOf } from "../lib/index.ts";
 
 export interface DocsOptions {
   /** The store's base path, where `openapi.json` is served (default "/v1"). */
@@ -211,7 +211,7 @@ window.ui = SwaggerUIBundle(Object.assign(${JSON.stringify(config)}, {
 export function createDocs(options: DocsOptions = {}): (method: string, url: string) => DocsResponse | undefined {
   const basePath = options.basePath ?? "/v1";
   const path = options.path ?? "/docs";
-  if (!/^(\/[A-Za-z0-9._~-]+)+$/.test(path)) {
+  if (!BASE_PATH_PATTERN.test(path)) {
     throw new TypeError(`createDocs: path must look like "/docs" (got ${JSON.stringify(path)})`);
   }
   const files = new Map<string, { type: string; body: Buffer; cache: string }>();
@@ -246,13 +246,10 @@ export function createDocs(options: DocsOptions = {}): (method: string, url: str
     const entry = file(name);
     if (entry === undefined) return undefined;
     if (m !== "GET" && m !== "HEAD") {
-      const body = Buffer.from(JSON.stringify(new PetStoreError("method_not_allowed").toJSON()));
-      const headers = {
-        "content-type": "application/json; charset=utf-8",
-        "content-length": String(body.length),
+      const refused = errorResponse(new PetStoreError("method_not_allowed"), false, requestIdOf(undefined), {
         allow: "GET, HEAD",
-      };
-      return { status: 405, headers, body };
+      });
+      return { ...refused, body: Buffer.from(refused.body) };
     }
     const headers: Record<string, string> = {
       "content-type": entry.type,

@@ -12,12 +12,11 @@
  */
 import type { Readable } from "node:stream";
 import type { Lifecycle, Plugin, Request, ResponseObject, ResponseToolkit, RouteOptions, Server } from "@hapi/hapi";
-import { ANSWER_NOW } from "../lib/handler.ts";
 import type { PetStore, PetStoreRequest, PetStoreResponse } from "../lib/index.ts";
-import { isPromise } from "../lib/storage/port.ts";
+import { isPromise } from "../lib/index.ts";
 import { announcesBody, readBody } from "./body.ts";
 
-type Store = Pick<PetStore, "handle" | "basePath" | "maxBodyBytes" | typeof ANSWER_NOW>;
+type Store = Pick<PetStore, "respond" | "basePath" | "maxBodyBytes">;
 
 export interface PetStorePluginOptions {
   /** The store to serve, from `createPetStore()`. Its `basePath` decides where the routes live. */
@@ -33,13 +32,13 @@ function checkOptions(options: unknown): PetStorePluginOptions {
       throw new TypeError(`petstore hapi plugin: unknown option "${key}" (only "store" is accepted)`);
   }
   const store = o.store;
-  if (!store || typeof store.handle !== "function" || typeof store.basePath !== "string") {
+  if (!store || typeof store.respond !== "function" || typeof store.basePath !== "string") {
     throw new TypeError("petstore hapi plugin: options.store must be a store from createPetStore()");
   }
   return { store };
 }
 
-/** Copies the core's answer into a hapi response. */
+/** Copies the core's response into a hapi response. */
 function toHapi(res: PetStoreResponse, h: ResponseToolkit): ResponseObject {
   const response = h.response(res.body).code(res.status);
   for (const name in res.headers) response.header(name, res.headers[name] as string);
@@ -50,17 +49,19 @@ function toHapi(res: PetStoreResponse, h: ResponseToolkit): ResponseObject {
  * Answers one hapi request through the core: a response at once when nothing had to wait (a page
  * from memory), so that hapi goes on without a promise of ours in between; a promise otherwise.
  */
-function answer(store: Store, request: Request, h: ResponseToolkit): ResponseObject | Promise<ResponseObject> {
+function respond(store: Store, request: Request, h: ResponseToolkit): ResponseObject | Promise<ResponseObject> {
   const raw = request.raw.req;
   const payload = request.payload as Readable | null | undefined;
+  const url = raw.url ?? request.path; // the raw target, exactly as the Node adapter sees it
+  const q = url.indexOf("?");
   const core: PetStoreRequest = {
     method: raw.method ?? request.method,
-    path: raw.url ?? request.path, // the raw target, exactly as the Node adapter sees it
+    path: q === -1 ? url : url.slice(0, q),
+    query: q === -1 ? "" : url.slice(q + 1),
     headers: raw.headers,
     body: payload && announcesBody(raw.headers) ? (limit: number) => readBody(payload, limit) : undefined,
   };
-  const answerNow = store[ANSWER_NOW];
-  const res = answerNow ? answerNow(core) : store.handle(core);
+  const res = store.respond(core);
   return isPromise(res) ? res.then((r) => toHapi(r, h)) : toHapi(res, h);
 }
 
@@ -88,7 +89,7 @@ export const petStorePlugin: Plugin<PetStorePluginOptions> = {
       );
     }
     const base = store.basePath;
-    const handler: Lifecycle.Method = (request, h) => answer(store, request, h);
+    const handler: Lifecycle.Method = (request, h) => respond(store, request, h);
     const common: RouteOptions = {
       auth: false,
       state: { parse: false, failAction: "ignore" },
@@ -102,7 +103,7 @@ export const petStorePlugin: Plugin<PetStorePluginOptions> = {
         output: "stream",
         override: "application/octet-stream",
         maxBytes: Number.MAX_SAFE_INTEGER,
-        failAction: async (request, h) => (await answer(store, request, h)).takeover(),
+        failAction: async (request, h) => (await respond(store, request, h)).takeover(),
       },
     };
     // A path hapi cannot decode goes to the catch-all, whose handler gives the core the raw target.

@@ -4,7 +4,7 @@
  * logged: never a header, a query value or a key.
  */
 import pino from "pino";
-import { jsonString } from "../lib/json.ts";
+import { jsonString } from "../lib/index.ts";
 import type { LogLevel } from "./config.ts";
 import { LineWriter } from "./line-writer.ts";
 

@@ -1,34 +1,35 @@
 /**
  * The Node `http` adapter: a `(req, res, next?)` listener that copies the request into the core's
- * `handle()` and writes its answer back. Translation only: every rule lives in lib/.
+ * `respond()` and writes its response back. Translation only: every rule lives in lib/.
  *
- * Writing another adapter? Import `createPetStore` (or take a `PetStore`), build a
- * `PetStoreRequest` with lower-case header names and a BodyReader (see ./body.ts), call
- * `store.handle()`, and copy `{ status, headers, body }` out unchanged.
+ * Writing another adapter? Import only from `petstore-lib` (and, for Node streams, the helpers this
+ * entry point exports): build a `PetStoreRequest` with a BodyReader, call `store.respond()` (or
+ * `store.handle()`), and copy `{ status, headers, body }` out unchanged. docs/adapters.md says more.
  *
  * @example
  *   const store = createPetStore({ auth: ["my-key"] });
  *   http.createServer(createNodeHandler(store)).listen(8080);
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { ANSWER_NOW } from "../lib/handler.ts";
-import type { PetStore } from "../lib/index.ts";
-import { isPromise } from "../lib/storage/port.ts";
-import { announcesBody, cannotAnswer, mustClose, readBody } from "./body.ts";
+import type { PetStore, PetStoreResponse } from "../lib/index.ts";
+import { isPromise } from "../lib/index.ts";
+import { announcesBody, cannotRespond, mustClose, readBody } from "./body.ts";
+
+export { announcesBody, cannotRespond, mustClose, readBody } from "./body.ts";
 
 /** Called for requests outside the store's base path (Connect/Express `next` style). */
 export type Fallback = (req: IncomingMessage, res: ServerResponse) => void;
 
 /**
- * Called once for every request the store answers, just before the answer is written (for logs
+ * Called once for every request the store answers, just before the response is written (for logs
  * and metrics): its status, its request id (the `X-Request-Id` it carries), whether the client
  * went away first (nothing is written then), and the milliseconds since the request reached the
  * handler. May set `res.shouldKeepAlive = false` (a server that is stopping does).
  */
-export type OnAnswer = (
+export type OnResponse = (
   req: IncomingMessage,
   res: ServerResponse,
-  answer: { status: number; requestId: string; aborted: boolean; ms: number },
+  response: { status: number; requestId: string; aborted: boolean; ms: number },
 ) => void;
 
 export interface NodeHandlerOptions {
@@ -37,35 +38,35 @@ export interface NodeHandlerOptions {
    * passed by the host framework, they get the contract's `404 not_found`.
    */
   fallback?: Fallback;
-  /** See OnAnswer. It must not throw. */
-  onAnswer?: OnAnswer;
+  /** See OnResponse. It must not throw. */
+  onResponse?: OnResponse;
 }
 
 /** A Node listener; `next`, when a framework passes one, takes requests outside the base path. */
 export type NodeHandler = (req: IncomingMessage, res: ServerResponse, next?: (error?: unknown) => void) => void;
 
-type Store = Pick<PetStore, "handle" | "basePath" | "maxBodyBytes" | typeof ANSWER_NOW>;
+type Store = Pick<PetStore, "respond" | "basePath" | "maxBodyBytes">;
 
-/** Writes the core's answer; `Connection: close` when an unread body could be too big to drain. */
+/** Writes the core's response; `Connection: close` when an unread body could be too big to drain. */
 function send(
   store: Store,
   req: IncomingMessage,
   res: ServerResponse,
-  answer: Awaited<ReturnType<Store["handle"]>>,
-  onAnswer: OnAnswer | undefined,
+  response: PetStoreResponse,
+  onResponse: OnResponse | undefined,
   started: number,
 ) {
-  const gone = cannotAnswer(req, res);
-  if (onAnswer) {
-    const requestId = answer.headers["x-request-id"] ?? "";
-    onAnswer(req, res, { status: answer.status, requestId, aborted: gone, ms: performance.now() - started });
+  const gone = cannotRespond(req, res);
+  if (onResponse) {
+    const requestId = response.headers["x-request-id"] ?? "";
+    onResponse(req, res, { status: response.status, requestId, aborted: gone, ms: performance.now() - started });
   }
   if (gone) return;
-  const headers = answer.headers;
+  const headers = response.headers;
   if (mustClose(req, req.headers, store.maxBodyBytes)) headers.connection = "close";
   try {
-    res.writeHead(answer.status, headers);
-    res.end(answer.body);
+    res.writeHead(response.status, headers);
+    res.end(response.body);
   } catch {
     res.destroy(); // only a broken socket gets here: there is nobody to answer
   }
@@ -83,17 +84,16 @@ function isUnder(url: string, base: string): boolean {
  * the paths under `store.basePath` (Express `app.use(listener)` works too).
  */
 export function createNodeHandler(store: Store, options: NodeHandlerOptions = {}): NodeHandler {
-  if (!store || typeof store.handle !== "function") {
+  if (!store || typeof store.respond !== "function") {
     throw new TypeError("createNodeHandler: expected a store from createPetStore()");
   }
   const { basePath } = store;
-  const answerNow = store[ANSWER_NOW];
-  const { fallback, onAnswer } = options;
+  const { fallback, onResponse } = options;
   if (fallback !== undefined && typeof fallback !== "function") {
     throw new TypeError("createNodeHandler: options.fallback must be a function (req, res) => void");
   }
-  if (onAnswer !== undefined && typeof onAnswer !== "function") {
-    throw new TypeError("createNodeHandler: options.onAnswer must be a function (req, res, answer) => void");
+  if (onResponse !== undefined && typeof onResponse !== "function") {
+    throw new TypeError("createNodeHandler: options.onResponse must be a function (req, res, response) => void");
   }
 
   return function petStoreListener(req, res, next) {
@@ -104,16 +104,18 @@ export function createNodeHandler(store: Store, options: NodeHandlerOptions = {}
       if (fallback) return fallback(req, res);
     }
     const headers = req.headers;
-    const started = onAnswer ? performance.now() : 0;
+    const started = onResponse ? performance.now() : 0;
+    const q = url.indexOf("?");
     const request = {
       method: req.method ?? "GET",
-      path: url,
+      path: q === -1 ? url : url.slice(0, q),
+      query: q === -1 ? "" : url.slice(q + 1),
       headers,
       body: announcesBody(headers) ? (limit: number) => readBody(req, limit) : undefined,
     };
-    // A store from createPetStore answers at once when nothing had to wait: written in this tick.
-    const answer = answerNow ? answerNow(request) : store.handle(request);
-    if (isPromise(answer)) answer.then((a) => send(store, req, res, a, onAnswer, started));
-    else send(store, req, res, answer, onAnswer, started);
+    // The store answers at once when nothing had to wait: the response is written in this tick.
+    const response = store.respond(request);
+    if (isPromise(response)) response.then((r) => send(store, req, res, r, onResponse, started));
+    else send(store, req, res, response, onResponse, started);
   };
 }

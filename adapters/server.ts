@@ -8,17 +8,23 @@ import { realpathSync } from "node:fs";
 import type { IncomingMessage } from "node:http";
 import { createServer, type ServerResponse } from "node:http";
 import { fileURLToPath } from "node:url";
-import { PetStoreError } from "../lib/errors.ts";
-import type { PetStore } from "../lib/index.ts";
-import { createPetStore, requestIdOf } from "../lib/index.ts";
-import { openStorage } from "../lib/storage/open.ts";
-import { cannotAnswer } from "./body.ts";
+import type { Awaitable, PetStore } from "../lib/index.ts";
+import {
+  createPetStore,
+  errorResponse,
+  JSON_TYPE,
+  openStorage,
+  PetStoreError,
+  requestIdOf,
+  responseHeaders,
+} from "../lib/index.ts";
+import { cannotRespond } from "./body.ts";
 import type { ServerConfig } from "./config.ts";
 import { ConfigError, loadConfig, USAGE } from "./config.ts";
 import { DOCS_PACKAGE, docsAvailable, docsRoute } from "./docs.ts";
 import type { Logger } from "./logger.ts";
 import { createLogger, flushLogs, requestLogger } from "./logger.ts";
-import { createNodeHandler, type OnAnswer } from "./node-http.ts";
+import { createNodeHandler, type OnResponse } from "./node-http.ts";
 
 export type { LoadedConfig, ServerConfig } from "./config.ts";
 export { ConfigError, loadConfig } from "./config.ts";
@@ -37,72 +43,80 @@ export interface StartOptions {
   logger?: Logger;
 }
 
-/** What a non-API route answers; the server adds content-length, cache-control and x-request-id. */
-interface ExtraAnswer {
+/**
+ * What one of the server's own routes serves: a status, a body (bytes for the docs' assets) and
+ * the headers beyond those every response carries (see `responseHeaders` in the core).
+ */
+interface RouteContent {
   status: number;
   contentType: string;
   body: string | Uint8Array;
   headers?: Record<string, string>;
 }
 
-type ExtraRoute = (context: { store: PetStore; draining: boolean }) => ExtraAnswer | Promise<ExtraAnswer>;
+type ServerRoute = (context: { store: PetStore; draining: boolean }) => Awaitable<RouteContent>;
 
-const JSON_TYPE = "application/json; charset=utf-8";
-const json = (status: number, value: unknown): ExtraAnswer => ({
+const jsonResponse = (status: number, value: unknown): RouteContent => ({
   status,
   contentType: JSON_TYPE,
   body: JSON.stringify(value),
 });
 
 // ---------------------------------------------------------------------------------------------
-// EXTRA ROUTES: the server's non-API paths, outside the base path, answered without a key
-// (GET and HEAD only). Add new ones here, e.g. `case "/docs": return docsRoute;` from ./docs.ts.
+// THE SERVER'S OWN ROUTES: outside the base path, responded without a key (GET and HEAD only).
+// Add new ones here, e.g. `case "/docs": return docsRoute;` from ./docs.ts.
 // ---------------------------------------------------------------------------------------------
-function extraRoute(path: string): ExtraRoute | undefined {
+function serverRoute(path: string): ServerRoute | undefined {
   switch (path) {
     case "/healthz":
-      return () => json(200, { status: "ok" });
+      return () => jsonResponse(200, { status: "ok" });
     case "/readyz":
       return async ({ store, draining }) =>
-        !draining && (await store.ready()) ? json(200, { status: "ready" }) : json(503, { status: "unavailable" });
+        !draining && (await store.ready())
+          ? jsonResponse(200, { status: "ready" })
+          : jsonResponse(503, { status: "unavailable" });
     default:
       return docsRoute(path); // GET /docs: the API reference page, and its assets under /docs/
   }
 }
 
-async function serveExtra(
-  route: ExtraRoute,
-  store: PetStore,
-  draining: boolean,
+/** The response of one of the server's own routes, its headers built as the API's are. */
+async function serverResponse(
+  route: ServerRoute,
+  context: { store: PetStore; draining: boolean },
+  method: string,
+  requestId: string,
+): Promise<{ status: number; headers: Record<string, string>; body: string | Uint8Array }> {
+  const head = method === "HEAD";
+  if (method !== "GET" && !head) {
+    return errorResponse(new PetStoreError("method_not_allowed"), false, requestId, { allow: "GET, HEAD" });
+  }
+  let content: RouteContent;
+  try {
+    content = await route(context);
+  } catch {
+    return errorResponse(new PetStoreError("internal_error"), head, requestId);
+  }
+  const bytes = typeof content.body === "string" ? Buffer.byteLength(content.body) : content.body.byteLength;
+  const headers = responseHeaders(content.contentType, requestId, bytes, content.headers);
+  return { status: content.status, headers, body: head ? "" : content.body };
+}
+
+async function serveOwnRoute(
+  route: ServerRoute,
+  context: { store: PetStore; draining: boolean },
   req: IncomingMessage,
   res: ServerResponse,
-  onAnswer: OnAnswer,
+  onResponse: OnResponse,
 ) {
   const started = performance.now();
   const requestId = requestIdOf(req.headers["x-request-id"]);
-  const head = req.method === "HEAD";
-  let answer: ExtraAnswer;
-  if (req.method !== "GET" && !head) {
-    answer = json(405, new PetStoreError("method_not_allowed").toJSON());
-    answer.headers = { allow: "GET, HEAD" };
-  } else {
-    try {
-      answer = await route({ store, draining });
-    } catch {
-      answer = json(500, new PetStoreError("internal_error").toJSON());
-    }
-  }
-  const gone = cannotAnswer(req, res);
-  onAnswer(req, res, { status: answer.status, requestId, aborted: gone, ms: performance.now() - started });
+  const response = await serverResponse(route, context, req.method ?? "GET", requestId);
+  const gone = cannotRespond(req, res);
+  onResponse(req, res, { status: response.status, requestId, aborted: gone, ms: performance.now() - started });
   if (gone) return;
-  res.writeHead(answer.status, {
-    "content-type": answer.contentType,
-    "cache-control": "no-store",
-    "x-request-id": requestId,
-    "content-length": String(Buffer.byteLength(answer.body)),
-    ...answer.headers,
-  });
-  res.end(head ? undefined : answer.body);
+  res.writeHead(response.status, response.headers);
+  res.end(response.body);
 }
 
 /** The request's path, without the query string. */
@@ -145,21 +159,21 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
   let inFlight = 0;
   let draining = false;
 
-  /** Logs one answered (or abandoned) request; while stopping, asks for its connection to close. */
-  function answered(
+  /** Logs one responded (or abandoned) request; while stopping, asks for its connection to close. */
+  function responded(
     req: IncomingMessage,
     res: ServerResponse,
-    answer: { status: number; requestId: string; aborted: boolean; ms: number },
+    response: { status: number; requestId: string; aborted: boolean; ms: number },
   ) {
     inFlight--;
     if (draining) {
       res.shouldKeepAlive = false;
       setImmediate(() => server.closeIdleConnections());
     }
-    log(req.method ?? "", pathOf(req), answer.status, answer.ms, answer.requestId, answer.aborted);
+    log(req.method ?? "", pathOf(req), response.status, response.ms, response.requestId, response.aborted);
   }
 
-  const api = createNodeHandler(store, { onAnswer: answered });
+  const api = createNodeHandler(store, { onResponse: responded });
   const headersTimeout = config.headersTimeoutMs ?? 10_000;
   const server = createServer(
     {
@@ -170,8 +184,8 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
     (req, res) => {
       inFlight++;
       if (draining) res.shouldKeepAlive = false;
-      const extra = extraRoute(pathOf(req));
-      if (extra) void serveExtra(extra, store, draining, req, res, answered);
+      const own = serverRoute(pathOf(req));
+      if (own) void serveOwnRoute(own, { store, draining }, req, res, responded);
       else api(req, res);
     },
   );

@@ -4,7 +4,7 @@
  */
 import type { Refusal } from "./errors.ts";
 import { refuse } from "./errors.ts";
-import type { HeaderValue } from "./handler.ts";
+import type { HeaderValue } from "./http.ts";
 
 const utf8 = new TextDecoder("utf-8", { fatal: true });
 

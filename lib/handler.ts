@@ -1,46 +1,22 @@
 /**
- * The HTTP-neutral handler: one request in, one response out, for the whole HTTP contract
- * (routing, auth, content checks, operations, headers). It never rejects: every input,
- * however hostile, resolves to a response. Adapters only copy requests in and answers out.
+ * The HTTP-neutral handler: one request in, one response out, for the whole HTTP contract. It
+ * never throws or rejects: every input, however hostile, gets a response. The steps are the
+ * contract's order of checks, each a named function below: `route`, `authenticate`, then the
+ * operation's response (`listPetsResponse`, `getPetResponse`, `createPetResponse`).
  */
 import { randomUUID } from "node:crypto";
 import type { VerifyToken } from "./auth.ts";
 import { readBearer } from "./auth.ts";
+import type { Awaitable } from "./awaitable.ts";
+import { isPromise } from "./awaitable.ts";
 import { first, parseJson, refusedBody } from "./body.ts";
 import { isPetStoreError, isRefusal, refuse } from "./errors.ts";
+import type { HeaderValue, PetStoreRequest, PetStoreResponse } from "./http.ts";
 import { PetJson } from "./json.ts";
 import type { CoreOperations, PetPage } from "./operations.ts";
+import { REQUEST_ID_PATTERN } from "./patterns.ts";
 import { listQuery } from "./query.ts";
-import { fail, respond } from "./response.ts";
-import type { Pet } from "./schemas.ts";
-import type { Awaitable } from "./storage/port.ts";
-import { isPromise } from "./storage/port.ts";
-
-/** Reads the body on demand, refusing (PetStoreError `payload_too_large`) past `limit` bytes. */
-export type BodyReader = (limit: number) => Promise<Uint8Array | string>;
-
-export type HeaderValue = string | string[] | undefined;
-
-/** A request as any adapter can build it. Header names must be lower-case. */
-export interface PetStoreRequest {
-  method: string;
-  /** The path, e.g. "/v1/pets"; may carry the query string when `query`/`search` is not given. */
-  path: string;
-  /** The raw query string, with or without its leading "?". `search` is an alias. */
-  query?: string | null | undefined;
-  search?: string | null | undefined;
-  headers: Readonly<Record<string, HeaderValue>>;
-  /** The body: bytes, text, or a reader called only once the request is allowed to send one. */
-  body?: Uint8Array | string | BodyReader | null | undefined;
-}
-
-export interface PetStoreResponse {
-  status: number;
-  /** Lower-case header names. `content-length` is always set (for HEAD, that of the GET body). */
-  headers: Record<string, string>;
-  /** JSON text, or "" (always "" for HEAD). */
-  body: string;
-}
+import { errorResponse, jsonResponse } from "./response.ts";
 
 export interface HandlerOptions {
   basePath: string;
@@ -56,240 +32,286 @@ export interface HandlerOptions {
   stablePets?: boolean;
 }
 
-const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
-
-/**
- * The request id of an answer: the client's `X-Request-Id` when it is 1 to 128 characters of
- * `[A-Za-z0-9._-]`, otherwise a new random one. Adapters that log use it so that the log line
- * and the answer carry the same id.
- */
-export function requestIdOf(header: HeaderValue): string {
-  const value = first(header);
-  return value !== undefined && REQUEST_ID.test(value) ? value : randomUUID();
+/** What every step reads: the options and what is derived from them once. */
+interface Handler extends HandlerOptions {
+  ops: CoreOperations;
+  json: PetJson;
+  collectionPath: string;
+  itemPrefix: string;
+  /** The headers every getPet response carries (its deprecation). */
+  deprecation: Record<string, string>;
+  publicRoutes: Readonly<Record<string, () => { contentType: string; body: string }>>;
 }
+
+/** One request on its way through the steps: what they read of it, computed once. */
+interface Exchange {
+  request: PetStoreRequest;
+  headers: Readonly<Record<string, HeaderValue>>;
+  method: string;
+  head: boolean;
+  requestId: string;
+}
+
+type Route = { kind: "collection" } | { kind: "item"; rawId: string } | { kind: "public"; name: string } | undefined;
+
 const CHALLENGE_MISSING = 'Bearer realm="petstore"';
 const CHALLENGE_INVALID = 'Bearer realm="petstore", error="invalid_token"';
 const ALLOW_COLLECTION = "GET, HEAD, POST";
 const ALLOW_ITEM = "GET, HEAD";
+const UPPER = /[A-Z]/;
 
-type Route = { kind: "collection" } | { kind: "item"; rawId: string } | { kind: "public"; name: string } | undefined;
-
-export function createHandler(ops: CoreOperations, options: HandlerOptions) {
-  const { basePath, maxBodyBytes, verify, publicRoutes = {} } = options;
-  const json = new PetJson(options.stablePets === true);
-  const collectionPath = `${basePath}/pets`;
-  const itemPrefix = `${collectionPath}/`;
-  const deprecation: Record<string, string> = {
-    deprecation: `@${options.deprecatedAt}`,
-    sunset: options.sunset.toUTCString(),
-    link: `<${collectionPath}>; rel="successor-version"`,
-  };
-
-  function route(path: string): Route {
-    if (path === collectionPath) return { kind: "collection" };
-    if (path.startsWith(itemPrefix)) {
-      const rawId = path.slice(itemPrefix.length);
-      if (rawId === "" || rawId.includes("/")) return undefined;
-      return { kind: "item", rawId };
-    }
-    if (path.startsWith(`${basePath}/`)) {
-      const name = path.slice(basePath.length + 1);
-      if (Object.hasOwn(publicRoutes, name)) return { kind: "public", name };
-    }
-    return undefined;
-  }
-
-  function nextLink(page: PetPage): Record<string, string> | undefined {
-    if (page.nextCursor === undefined) return undefined;
-    const status = page.status === undefined ? "" : `&status=${page.status}`;
-    return { link: `<${collectionPath}?limit=${page.limit}${status}&cursor=${page.nextCursor}>; rel="next"` };
-  }
-
-  /**
-   * The answer to an error an operation threw or rejected with: the contract's answer for a
-   * PetStoreError, a 500 reported to onError for anything else. Never throws, so a promise that
-   * ends with it never rejects.
-   */
-  function settled(
-    error: unknown,
-    request: PetStoreRequest,
-    head: boolean,
-    requestId: string,
-    extra: Record<string, string> | undefined,
-  ): PetStoreResponse {
-    if (!isPetStoreError(error)) return unexpected(error, request, requestId);
-    if (error.code === "internal_error") {
-      try {
-        options.onError(error, request);
-      } catch {}
-    }
-    return fail(error, head, requestId, extra);
-  }
-
-  // No named closure is made per request below: tsx (`npm start`) names each one with
-  // Object.defineProperty, which costs about a microsecond. Callbacks are inline arrows.
-
-  /** The answer to an authorised request (a PetStoreError it throws is answered here too). */
-  function operate(
-    request: PetStoreRequest,
-    target: { kind: "collection" } | { kind: "item"; rawId: string },
-    method: string,
-    rawQuery: string,
-    requestId: string,
-  ): Awaitable<PetStoreResponse> {
-    const head = method === "HEAD";
-    const extra = target.kind === "item" ? deprecation : undefined;
-    try {
-      let answer: Awaitable<PetStoreResponse>;
-      if (target.kind === "item") {
-        let rawId = target.rawId;
-        try {
-          rawId = decodeURIComponent(rawId);
-        } catch {}
-        const pet = ops.find(rawId);
-        answer = isPromise(pet)
-          ? pet.then((p) => respond(200, json.one(p), head, requestId, extra))
-          : respond(200, json.one(pet), head, requestId, extra);
-      } else if (method === "POST") {
-        return createPet(request, requestId); // answers every outcome itself: nothing to add
-      } else {
-        const query = listQuery(rawQuery);
-        if (isRefusal(query)) return fail(query, head, requestId);
-        const page = ops.page(query.status, query.limit, query.cursor);
-        answer = isPromise(page) ? page.then((p) => listAnswer(p, head, requestId)) : listAnswer(page, head, requestId);
-      }
-      if (!isPromise(answer)) return answer;
-      return answer.then(undefined, (error: unknown) => settled(error, request, head, requestId, extra));
-    } catch (error) {
-      return settled(error, request, head, requestId, extra);
-    }
-  }
-
-  function listAnswer(page: PetPage, head: boolean, requestId: string): PetStoreResponse {
-    return respond(200, json.many(page.pets), head, requestId, nextLink(page));
-  }
-
-  /** 401, with the challenge RFC 6750 asks for. */
-  function unauthorized(missing: boolean, isItem: boolean, head: boolean, requestId: string): PetStoreResponse {
-    const challenge = missing ? CHALLENGE_MISSING : CHALLENGE_INVALID;
-    const extra = isItem ? deprecation : undefined;
-    return fail(refuse("unauthorized"), head, requestId, { ...extra, "www-authenticate": challenge });
-  }
-
-  /**
-   * POST: the body, then the pet. A promise it returns never rejects. The body, read or given,
-   * goes to the answer in one async step: each promise resolved with another promise costs two
-   * more turns of the microtask queue.
-   */
-  function createPet(request: PetStoreRequest, requestId: string): Awaitable<PetStoreResponse> {
-    const refused = refusedBody(request.headers, maxBodyBytes);
-    if (refused !== undefined) return fail(refused, false, requestId);
-    return createFrom(request.body, request, requestId);
-  }
-
-  async function createFrom(
-    raw: PetStoreRequest["body"],
-    request: PetStoreRequest,
-    requestId: string,
-  ): Promise<PetStoreResponse> {
-    try {
-      const body = parseJson(typeof raw === "function" ? await raw(maxBodyBytes) : raw, maxBodyBytes);
-      if (isRefusal(body)) return fail(body, false, requestId);
-      return createdAnswer(await ops.create(body.value), requestId);
-    } catch (error) {
-      return settled(error, request, false, requestId, undefined);
-    }
-  }
-
-  function createdAnswer(pet: Pet, requestId: string): PetStoreResponse {
-    // Not cached: most new pets are not read back soon, and a cache entry a create costs more than it saves.
-    return respond(201, json.one(pet, false), false, requestId, { location: `${collectionPath}/${pet.id}` });
-  }
-
-  /** Routing, the method, the key; then `operate`. Synchronous as long as nothing has to wait. */
-  function run(request: PetStoreRequest, requestId: string): Awaitable<PetStoreResponse> {
-    let path = request.path;
-    let rawQuery = request.query ?? request.search ?? "";
-    const q = path.indexOf("?");
-    if (q !== -1) {
-      if (request.query == null && request.search == null) rawQuery = path.slice(q + 1);
-      path = path.slice(0, q);
-    }
-    if (rawQuery.startsWith("?")) rawQuery = rawQuery.slice(1);
-
-    const method = request.method.toUpperCase();
-    const head = method === "HEAD";
-    const target = route(path);
-    if (target === undefined) return fail(refuse("not_found"), head, requestId);
-    if (target.kind === "public") {
-      if (method !== "GET" && !head) {
-        return fail(refuse("method_not_allowed"), head, requestId, { allow: ALLOW_ITEM });
-      }
-      const doc = (publicRoutes[target.name] as () => { contentType: string; body: string })();
-      return respond(200, doc.body, head, requestId, undefined, doc.contentType);
-    }
-    const isItem = target.kind === "item";
-    const allowed = isItem ? method === "GET" || head : method === "GET" || head || method === "POST";
-    if (!allowed) {
-      return fail(refuse("method_not_allowed"), head, requestId, {
-        allow: isItem ? ALLOW_ITEM : ALLOW_COLLECTION,
-      });
-    }
-
-    const credentials = readBearer(request.headers.authorization);
-    if (credentials.kind !== "bearer") return unauthorized(credentials.kind === "missing", isItem, head, requestId);
-    const verdict = verify(credentials.token);
-    if (typeof verdict === "boolean") {
-      return verdict
-        ? operate(request, target, method, rawQuery, requestId)
-        : unauthorized(false, isItem, head, requestId);
-    }
-    return Promise.resolve(verdict)
-      .then((ok) =>
-        ok === true
-          ? operate(request, target, method, rawQuery, requestId)
-          : unauthorized(false, isItem, head, requestId),
-      )
-      .then(undefined, (error: unknown) => unexpected(error, request, requestId)); // a verify that rejects
-  }
-
-  /** The 500 answer to anything unexpected, reported to onError. */
-  function unexpected(error: unknown, request: PetStoreRequest, requestId: string): PetStoreResponse {
-    try {
-      options.onError(error, request);
-    } catch {}
-    return fail(refuse("internal_error"), request?.method === "HEAD", requestId);
-  }
-
-  /**
-   * Answers one request: at once when nothing has to wait, else a promise. Never throws or
-   * rejects: every promise `run` returns ends in `settled` or `unexpected`, which answer anything.
-   */
-  function answerNow(request: PetStoreRequest): Awaitable<PetStoreResponse> {
-    let requestId = "";
-    try {
-      requestId = requestIdOf(request?.headers?.["x-request-id"]);
-      return run(request, requestId);
-    } catch (error) {
-      return unexpected(error, request, requestId || requestIdOf(undefined));
-    }
-  }
-
-  /** Answers one request. Never rejects. */
-  function handle(request: PetStoreRequest): Promise<PetStoreResponse> {
-    const answer = answerNow(request);
-    return isPromise(answer) ? answer : Promise.resolve(answer);
-  }
-
-  return { handle, answerNow };
+/**
+ * The request id of a response: the client's `X-Request-Id` when it is 1 to 128 characters of
+ * `[A-Za-z0-9._-]`, otherwise a new random one.
+ */
+export function requestIdOf(header: HeaderValue): string {
+  const value = first(header);
+  return value !== undefined && REQUEST_ID_PATTERN.test(value) ? value : randomUUID();
 }
 
 /**
- * Where a store keeps `answerNow`, for this package's adapters: the answer without a promise when
- * nothing had to wait (a page from memory), so that it is written in the same tick.
+ * The headers with lower-case names, at the edge, once (as Apollo's HeaderMap does): the same
+ * object when they already are (Node's always are). Two names that differ only in case become one
+ * repeated header.
  */
-export const ANSWER_NOW: unique symbol = Symbol("petstore.answerNow");
+export function lowerCaseHeaders(
+  headers: Readonly<Record<string, HeaderValue>>,
+): Readonly<Record<string, HeaderValue>> {
+  let upper = false;
+  for (const name in headers) {
+    if (UPPER.test(name)) {
+      upper = true;
+      break;
+    }
+  }
+  if (!upper) return headers;
+  const lower: Record<string, HeaderValue> = {};
+  for (const name of Object.keys(headers)) {
+    const value = headers[name];
+    if (value === undefined) continue;
+    const key = name.toLowerCase();
+    const seen = lower[key];
+    lower[key] = seen === undefined ? value : ([] as string[]).concat(seen, value);
+  }
+  return lower;
+}
 
-export type AnswerNow = (request: PetStoreRequest) => Awaitable<PetStoreResponse>;
+/** The path and the raw query string (without "?") of a request. */
+function target(request: PetStoreRequest): { path: string; query: string } {
+  let path = request.path;
+  let query = request.query ?? request.search ?? "";
+  const q = path.indexOf("?");
+  if (q !== -1) {
+    // A path carrying its query (deprecated, still served) when no query field is given.
+    if (request.query == null && request.search == null) query = path.slice(q + 1);
+    path = path.slice(0, q);
+  }
+  if (query.startsWith("?")) query = query.slice(1);
+  return { path, query };
+}
 
-export type Handle = (request: PetStoreRequest) => Promise<PetStoreResponse>;
+/** Step 1: which route a path names, or undefined (404). */
+function route(h: Handler, path: string): Route {
+  if (path === h.collectionPath) return { kind: "collection" };
+  if (path.startsWith(h.itemPrefix)) {
+    const rawId = path.slice(h.itemPrefix.length);
+    if (rawId === "" || rawId.includes("/")) return undefined;
+    return { kind: "item", rawId };
+  }
+  if (path.startsWith(`${h.basePath}/`)) {
+    const name = path.slice(h.basePath.length + 1);
+    if (Object.hasOwn(h.publicRoutes, name)) return { kind: "public", name };
+  }
+  return undefined;
+}
+
+/** 401, with the challenge RFC 6750 asks for. */
+function unauthorized(h: Handler, x: Exchange, missing: boolean, isItem: boolean): PetStoreResponse {
+  const challenge = missing ? CHALLENGE_MISSING : CHALLENGE_INVALID;
+  return errorResponse(refuse("unauthorized"), x.head, x.requestId, {
+    ...(isItem ? h.deprecation : undefined),
+    "www-authenticate": challenge,
+  });
+}
+
+/** The 500 response to anything unexpected, reported to onError. */
+function unexpected(h: Handler, x: Exchange, error: unknown): PetStoreResponse {
+  try {
+    h.onError(error, x.request);
+  } catch {}
+  return errorResponse(refuse("internal_error"), x.head, x.requestId);
+}
+
+/**
+ * The response to an error an operation threw or rejected with: the contract's response for a
+ * PetStoreError, a 500 reported to onError for anything else. Never throws.
+ */
+function thrownResponse(h: Handler, x: Exchange, error: unknown, extra?: Record<string, string>): PetStoreResponse {
+  if (!isPetStoreError(error)) return unexpected(h, x, error);
+  if (error.code === "internal_error") {
+    try {
+      h.onError(error, x.request);
+    } catch {}
+  }
+  return errorResponse(error, x.head, x.requestId, extra);
+}
+
+/** The response an operation will give, with its failures turned into responses too. */
+function settle(
+  h: Handler,
+  x: Exchange,
+  response: Awaitable<PetStoreResponse>,
+  extra?: Record<string, string>,
+): Awaitable<PetStoreResponse> {
+  if (!isPromise(response)) return response;
+  return response.then(undefined, (error: unknown) => thrownResponse(h, x, error, extra));
+}
+
+/** GET/HEAD {base}/pets: a page, with `Link: rel="next"` when more follow. */
+function listPetsResponse(h: Handler, x: Exchange, rawQuery: string): Awaitable<PetStoreResponse> {
+  const query = listQuery(rawQuery);
+  if (isRefusal(query)) return errorResponse(query, x.head, x.requestId);
+  const page = h.ops.listPets(query);
+  return isPromise(page) ? page.then((p) => pageResponse(h, x, p)) : pageResponse(h, x, page);
+}
+
+function pageResponse(h: Handler, x: Exchange, page: PetPage): PetStoreResponse {
+  let next: Record<string, string> | undefined;
+  if (page.nextCursor !== undefined) {
+    const status = page.status === undefined ? "" : `&status=${page.status}`;
+    next = { link: `<${h.collectionPath}?limit=${page.limit}${status}&cursor=${page.nextCursor}>; rel="next"` };
+  }
+  return jsonResponse(200, h.json.many(page.pets), x.head, x.requestId, next);
+}
+
+/** GET/HEAD {base}/pets/{petId}: the pet, with the route's deprecation headers. */
+function getPetResponse(h: Handler, x: Exchange, rawId: string): Awaitable<PetStoreResponse> {
+  let id = rawId;
+  try {
+    id = decodeURIComponent(rawId);
+  } catch {}
+  const pet = h.ops.getPet(id);
+  return isPromise(pet)
+    ? pet.then((p) => jsonResponse(200, h.json.one(p), x.head, x.requestId, h.deprecation))
+    : jsonResponse(200, h.json.one(pet), x.head, x.requestId, h.deprecation);
+}
+
+/**
+ * POST {base}/pets: the body's headers, then the body, then the pet. A promise it returns never
+ * rejects.
+ */
+function createPetResponse(h: Handler, x: Exchange): Awaitable<PetStoreResponse> {
+  const refusal = refusedBody(x.headers, h.maxBodyBytes);
+  if (refusal !== undefined) return errorResponse(refusal, x.head, x.requestId);
+  return createFromBody(h, x);
+}
+
+/** Reads (or takes) the body and creates the pet, in one async step from bytes to response. */
+async function createFromBody(h: Handler, x: Exchange): Promise<PetStoreResponse> {
+  try {
+    const raw = x.request.body;
+    const body = parseJson(typeof raw === "function" ? await raw(h.maxBodyBytes) : raw, h.maxBodyBytes);
+    if (isRefusal(body)) return errorResponse(body, x.head, x.requestId);
+    const pet = await h.ops.createPet(body.value);
+    // Not cached: most new pets are not read back soon, and a cache entry a create costs more than it saves.
+    return jsonResponse(201, h.json.one(pet, false), false, x.requestId, {
+      location: `${h.collectionPath}/${pet.id}`,
+    });
+  } catch (error) {
+    return thrownResponse(h, x, error);
+  }
+}
+
+/** Step 2: the key. The operation's response when it is accepted, else 401. */
+function authenticate(
+  h: Handler,
+  x: Exchange,
+  isItem: boolean,
+  operation: () => Awaitable<PetStoreResponse>,
+): Awaitable<PetStoreResponse> {
+  const credentials = readBearer(x.headers.authorization);
+  if (credentials.kind !== "bearer") return unauthorized(h, x, credentials.kind === "missing", isItem);
+  const verdict = h.verify(credentials.token);
+  if (typeof verdict === "boolean") return verdict ? operation() : unauthorized(h, x, false, isItem);
+  return Promise.resolve(verdict)
+    .then((ok) => (ok === true ? operation() : unauthorized(h, x, false, isItem)))
+    .then(undefined, (error: unknown) => unexpected(h, x, error)); // a verify that rejects
+}
+
+/** The steps in the contract's order: route and method, key, then the operation. */
+function run(h: Handler, x: Exchange): Awaitable<PetStoreResponse> {
+  const { path, query } = target(x.request);
+  const found = route(h, path);
+  if (found === undefined) return errorResponse(refuse("not_found"), x.head, x.requestId);
+  const { method, head } = x;
+  if (found.kind === "public") {
+    if (method !== "GET" && !head)
+      return errorResponse(refuse("method_not_allowed"), x.head, x.requestId, { allow: ALLOW_ITEM });
+    const doc = (h.publicRoutes[found.name] as () => { contentType: string; body: string })();
+    return jsonResponse(200, doc.body, head, x.requestId, undefined, doc.contentType);
+  }
+  if (found.kind === "item") {
+    if (method !== "GET" && !head)
+      return errorResponse(refuse("method_not_allowed"), x.head, x.requestId, { allow: ALLOW_ITEM });
+    const rawId = found.rawId;
+    return authenticate(h, x, true, () => {
+      try {
+        return settle(h, x, getPetResponse(h, x, rawId), h.deprecation);
+      } catch (error) {
+        return thrownResponse(h, x, error, h.deprecation);
+      }
+    });
+  }
+  if (method === "POST") return authenticate(h, x, false, () => createPetResponse(h, x));
+  if (method !== "GET" && !head)
+    return errorResponse(refuse("method_not_allowed"), x.head, x.requestId, { allow: ALLOW_COLLECTION });
+  return authenticate(h, x, false, () => {
+    try {
+      return settle(h, x, listPetsResponse(h, x, query));
+    } catch (error) {
+      return thrownResponse(h, x, error);
+    }
+  });
+}
+
+/**
+ * Builds the handler of a store: `respond` answers without a promise when nothing had to wait,
+ * `handle` always with one. Neither throws nor rejects.
+ */
+export function createHandler(ops: CoreOperations, options: HandlerOptions) {
+  const collectionPath = `${options.basePath}/pets`;
+  const h: Handler = {
+    ...options,
+    ops,
+    json: new PetJson(options.stablePets === true),
+    collectionPath,
+    itemPrefix: `${collectionPath}/`,
+    deprecation: {
+      deprecation: `@${options.deprecatedAt}`,
+      sunset: options.sunset.toUTCString(),
+      link: `<${collectionPath}>; rel="successor-version"`,
+    },
+    publicRoutes: options.publicRoutes ?? {},
+  };
+
+  function respond(request: PetStoreRequest): Awaitable<PetStoreResponse> {
+    const x: Exchange = { request, headers: {}, method: "", head: false, requestId: "" };
+    try {
+      x.headers = lowerCaseHeaders(request.headers);
+      x.requestId = requestIdOf(x.headers["x-request-id"]);
+      x.method = request.method.toUpperCase();
+      x.head = x.method === "HEAD";
+      return run(h, x);
+    } catch (error) {
+      x.requestId ||= requestIdOf(undefined);
+      return unexpected(h, x, error);
+    }
+  }
+
+  function handle(request: PetStoreRequest): Promise<PetStoreResponse> {
+    const response = respond(request);
+    return isPromise(response) ? response : Promise.resolve(response);
+  }
+
+  return { handle, respond };
+}

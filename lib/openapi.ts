@@ -7,6 +7,7 @@ import type { JsonSchema } from "@valibot/to-json-schema";
 import { toJsonSchema, toJsonSchemaDefs } from "@valibot/to-json-schema";
 import type { ErrorCode } from "./errors.ts";
 import { ERRORS } from "./errors.ts";
+import { REQUEST_ID_PATTERN } from "./patterns.ts";
 import {
   DEFAULT_DEPRECATED_AT,
   DEFAULT_LIMIT,
@@ -71,7 +72,7 @@ function header(description: string, schema: Json, required = true): Json {
   return { description, required, schema };
 }
 
-const requestIdPattern = "^[A-Za-z0-9._-]{1,128}$";
+const requestIdPattern = REQUEST_ID_PATTERN.source;
 
 function headerComponents(deprecatedAt: Date, sunsetAt: Date): Record<string, Json> {
   const seconds = Math.floor(deprecatedAt.getTime() / 1000);

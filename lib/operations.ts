@@ -4,12 +4,13 @@
  * They throw `PetStoreError` for every expected failure.
  */
 import * as v from "valibot";
+import type { Awaitable } from "./awaitable.ts";
+import { isPromise } from "./awaitable.ts";
 import { decodeCursor, encodeCursor } from "./cursor.ts";
 import { PetStoreError, storageUnavailable } from "./errors.ts";
-import type { Pet, PetStatus } from "./schemas.ts";
+import type { NewPet as NewPetInput, Pet, PetStatus } from "./schemas.ts";
 import { DEFAULT_LIMIT, issueDetails, ListQuery, MAX_ID, NewPet } from "./schemas.ts";
-import type { Awaitable, PetStorage } from "./storage/port.ts";
-import { isPromise } from "./storage/port.ts";
+import type { PetStorage } from "./storage/port.ts";
 
 /** One page of `listPets`: the pets, and the cursor of the next page when more follow. */
 export interface PetPage {
@@ -20,20 +21,31 @@ export interface PetPage {
   status: PetStatus | undefined;
 }
 
-/** What `listPets` takes; every field is checked (a bad one is `invalid_query`). */
-export interface ListPetsInput {
-  limit?: number | undefined;
-  status?: string | undefined;
-  cursor?: string | undefined;
-}
+/**
+ * What `listPets` takes: `limit` 1..100, `status` a PetStatus, `cursor` a cursor this service
+ * issued. Typed as strictly as it is checked; JavaScript callers are checked at run time too (a bad
+ * field is `invalid_query`).
+ */
+export type ListPetsInput = ListQuery;
 
+/** What `createPet` takes: a NewPet. Checked at run time as well (a bad body is `invalid_body`). */
+export type { NewPetInput };
+
+/** The spec's three operations, as plain async functions. */
 export interface Operations {
   /** Pets in ascending id order. @example const { pets, nextCursor } = await store.listPets({ status: "sold", limit: 10 }) */
   listPets(query?: ListPetsInput): Promise<PetPage>;
-  /** Validates a NewPet (unknown input is fine: it is checked) and stores it. */
-  createPet(input: unknown): Promise<Pet>;
+  /** Validates a NewPet and stores it. @example await store.createPet({ name: "Rex", categoryId: 1 }) */
+  createPet(input: NewPetInput): Promise<Pet>;
   /** The pet with this id; `pet_not_found` when there is none. Accepts a number or a decimal string. */
   getPet(id: number | string): Promise<Pet>;
+}
+
+/** The list query once checked: what the core's `listPets` takes. */
+export interface CheckedListQuery {
+  status: PetStatus | undefined;
+  limit: number;
+  cursor: string | undefined;
 }
 
 /** A storage call: its answer, or a promise of it; any failure becomes `storage_unavailable`. */
@@ -112,16 +124,15 @@ function notAPet(kind: string, value: unknown): PetStoreError {
 }
 
 /**
- * The operations plus what the handler uses: the same work, answered synchronously when the
- * storage answers synchronously (they may also throw instead of rejecting).
+ * The operations as the handler and the store call them: the same work, without a promise when
+ * the storage answers synchronously (and they may throw instead of rejecting).
  */
-export interface CoreOperations extends Operations {
-  /** listPets with inputs already checked (status a PetStatus, limit 1..100). */
-  page(status: PetStatus | undefined, limit: number, cursor: string | undefined): Awaitable<PetPage>;
-  /** getPet. */
-  find(id: number | string): Awaitable<Pet>;
-  /** createPet. */
-  create(input: unknown): Awaitable<Pet>;
+export interface CoreOperations {
+  /** A page, from a query already checked (status a PetStatus, limit 1..100). */
+  listPets(query: CheckedListQuery): Awaitable<PetPage>;
+  /** Validates the input (JavaScript callers may pass anything) and stores the pet. */
+  createPet(input: unknown): Awaitable<Pet>;
+  getPet(id: number | string): Awaitable<Pet>;
 }
 
 export function createOperations(storage: PetStorage, timeoutMs: number): CoreOperations {
@@ -156,7 +167,7 @@ export function createOperations(storage: PetStorage, timeoutMs: number): CoreOp
     return pet as Pet;
   }
 
-  function page(status: PetStatus | undefined, limit: number, cursor: string | undefined): Awaitable<PetPage> {
+  function listPets({ status, limit, cursor }: CheckedListQuery): Awaitable<PetPage> {
     let after = 0;
     if (cursor !== undefined) {
       const decoded = decodeCursor(cursor, status);
@@ -172,13 +183,13 @@ export function createOperations(storage: PetStorage, timeoutMs: number): CoreOp
     return isPromise(found) ? found.then((f) => pageOf(f, limit, status)) : pageOf(found, limit, status);
   }
 
-  function find(id: number | string): Awaitable<Pet> {
+  function getPet(id: number | string): Awaitable<Pet> {
     const petId = parsePetId(id);
     const pet = guarded(() => storage.get(petId));
     return isPromise(pet) ? pet.then((p) => petOf(p, petId)) : petOf(pet, petId);
   }
 
-  function create(input: unknown): Awaitable<Pet> {
+  function createPet(input: unknown): Awaitable<Pet> {
     const parsed = v.safeParse(NewPet, input);
     if (!parsed.success) {
       const details = issueDetails(parsed.issues);
@@ -194,26 +205,15 @@ export function createOperations(storage: PetStorage, timeoutMs: number): CoreOp
     return isPromise(pet) ? pet.then(checked) : checked(pet);
   }
 
-  return {
-    page,
-    find,
-    create,
+  return { listPets, createPet, getPet };
+}
 
-    async listPets(query = {}) {
-      const parsed = v.safeParse(ListQuery, query);
-      if (!parsed.success) {
-        throw new PetStoreError("invalid_query", undefined, { details: issueDetails(parsed.issues) });
-      }
-      const { status, cursor, limit = DEFAULT_LIMIT } = parsed.output;
-      return page(status, limit, cursor);
-    },
-
-    async createPet(input) {
-      return create(input);
-    },
-
-    async getPet(id) {
-      return find(id);
-    },
-  };
+/** The list query of the in-process `listPets`, checked, or an `invalid_query` PetStoreError. */
+export function checkListQuery(query: unknown = {}): CheckedListQuery {
+  const parsed = v.safeParse(ListQuery, query);
+  if (!parsed.success) {
+    throw new PetStoreError("invalid_query", undefined, { details: issueDetails(parsed.issues) });
+  }
+  const { status, cursor, limit = DEFAULT_LIMIT } = parsed.output;
+  return { status, limit, cursor };
 }

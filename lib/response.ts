@@ -1,19 +1,19 @@
 /**
- * The answers the handler gives: every one carries the same four headers, and every refusal is
- * the contract's Error body with the status its code maps to (lib/errors.ts).
+ * Building the responses the core returns: every one carries the same four headers, and every
+ * error is the contract's Error body with the status its code maps to (lib/errors.ts).
  */
 import type { Refusal } from "./errors.ts";
 import { ERRORS } from "./errors.ts";
-import type { PetStoreResponse } from "./handler.ts";
+import type { PetStoreResponse } from "./http.ts";
 import type { JsonText } from "./json.ts";
 
-const JSON_TYPE = "application/json; charset=utf-8";
+export const JSON_TYPE = "application/json; charset=utf-8";
 
 /**
- * An answer: `content-type`, `cache-control: no-store`, the request id and the length in bytes
+ * A response: `content-type`, `cache-control: no-store`, the request id and the length in bytes
  * (of the GET body for HEAD, whose body is ""), plus `extra` headers.
  */
-export function respond(
+export function jsonResponse(
   status: number,
   body: string | JsonText,
   head: boolean,
@@ -23,6 +23,20 @@ export function respond(
 ): PetStoreResponse {
   const text = typeof body === "string" ? body : body.text;
   const bytes = typeof body === "string" ? Buffer.byteLength(body) : body.bytes;
+  return { status, headers: responseHeaders(contentType, requestId, bytes, extra), body: head ? "" : text };
+}
+
+/**
+ * The headers every response carries, built in this one place: `content-type`, `cache-control:
+ * no-store`, `x-request-id` and `content-length` (`bytes`: of the GET body, for HEAD too), then
+ * `extra` (which may replace any of them, e.g. a static asset's cache-control).
+ */
+export function responseHeaders(
+  contentType: string,
+  requestId: string,
+  bytes: number,
+  extra?: Record<string, string>,
+): Record<string, string> {
   const headers: Record<string, string> = {
     "content-type": contentType,
     "cache-control": "no-store",
@@ -30,13 +44,18 @@ export function respond(
     "content-length": String(bytes),
   };
   if (extra) Object.assign(headers, extra);
-  return { status, headers, body: head ? "" : text };
+  return headers;
 }
 
-/** The contract's Error answer for a refusal or a PetStoreError (same code, message and details). */
-export function fail(error: Refusal, head: boolean, requestId: string, extra?: Record<string, string>) {
+/** The contract's Error response for a refusal or a PetStoreError (same code, message and details). */
+export function errorResponse(
+  error: Refusal,
+  head: boolean,
+  requestId: string,
+  extra?: Record<string, string>,
+): PetStoreResponse {
   const status = ERRORS[error.code].status;
   const headers = error.code === "storage_unavailable" ? { ...extra, "retry-after": "1" } : extra;
   const body = { code: error.code, message: error.message, status, details: error.details };
-  return respond(status, JSON.stringify(body), head, requestId, headers);
+  return jsonResponse(status, JSON.stringify(body), head, requestId, headers);
 }

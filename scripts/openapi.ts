@@ -1,6 +1,6 @@
 /**
  * Writes the OpenAPI document to openapi.json at the repository root (`npm run openapi`).
- * test/openapi.test.ts fails when the committed file differs from what this writes.
+ * test/openapi/document.test.ts fails when the committed file differs from what this writes.
  */
 import { writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";

@@ -6,12 +6,19 @@
  */
 import { createServer } from "node:http";
 import Hapi from "@hapi/hapi";
-import { petStorePlugin } from "../../adapters/hapi.ts";
-import { createNodeHandler } from "../../adapters/node-http.ts";
-import { startServer } from "../../adapters/server.ts";
-import { createPetStore, type PetStore } from "../../lib/index.ts";
+import type { PetStore } from "../../lib/index.ts";
 import { exitWithParent, tellParent } from "../child.ts";
 import { benchPet } from "../fill.ts";
+
+// Our code as users run it: the compiled dist/ (bench/run.ts builds it first), not through tsx,
+// whose transform names every function it creates at run time.
+const dist = new URL("../../dist/", import.meta.url).href;
+const { petStorePlugin } = (await import(`${dist}adapters/hapi.js`)) as typeof import("../../adapters/hapi.ts");
+const { createNodeHandler } = (await import(
+  `${dist}adapters/node-http.js`
+)) as typeof import("../../adapters/node-http.ts");
+const { startServer } = (await import(`${dist}adapters/server.js`)) as typeof import("../../adapters/server.ts");
+const { createPetStore } = (await import(`${dist}lib/index.js`)) as typeof import("../../lib/index.ts");
 
 const mode = process.argv[2];
 const key = process.env.BENCH_KEY ?? "bench-key";

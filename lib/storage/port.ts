@@ -3,17 +3,10 @@
  * keeps pet values in Keyv; what Keyv cannot do (an atomic id sequence, an ordered index
  * per status) each backend does with its own connection, inside its own file.
  */
+import type { Awaitable } from "../awaitable.ts";
 import type { Pet, PetStatus } from "../schemas.ts";
 
 export type PetData = Omit<Pet, "id">;
-
-/** A value, or a promise of it: storage inside the process may answer reads synchronously. */
-export type Awaitable<T> = T | Promise<T>;
-
-/** True for a promise (or any thenable): the rest of the work then waits for it. */
-export function isPromise<T>(value: Awaitable<T>): value is Promise<T> {
-  return typeof (value as { then?: unknown } | null)?.then === "function";
-}
 
 export interface ListPage {
   /** Only pets with this status; all pets when absent. */

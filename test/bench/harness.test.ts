@@ -10,7 +10,7 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { alternating, median, spread } from "../../bench/measure.ts";
 import { markdownTable, type Row, row, unavailable } from "../../bench/report.ts";
-import { ROOT, startProgram } from "../program.ts";
+import { ROOT, startProgram } from "../support/program.ts";
 
 test("bench: alternating() runs the pairs A B, B A, A B, … and hands back each side's results in round order", async () => {
   const order: string[] = [];

@@ -1,9 +1,9 @@
 /**
  * Every answer the conformance suite receives passes through `observeResponse`, on every target.
  * It records them (see `observations`) and checks each one against the committed openapi.json
- * (test/openapi-validator.ts): an answer that breaks the document fails the case that produced it.
+ * (test/support/openapi-validator.ts): an answer that breaks the document fails the case that produced it.
  */
-import { assertConforms } from "../openapi-validator.ts";
+import { assertConforms } from "../support/openapi-validator.ts";
 
 /** The request as the suite sent it. */
 export interface ObservedRequest {

@@ -1,7 +1,7 @@
 /** examples/hapi-embed: an existing hapi application with its own routes and auth, the pet store at /v1. */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { answerOf, runProgram } from "../program.ts";
+import { answerOf, runProgram } from "../support/program.ts";
 
 test("examples/hapi-embed: host routes with their own auth and the pet store at /v1 work side by side", async () => {
   const { code, stdout, stderr } = await runProgram(["examples/hapi-embed/server.ts", "--once"], { PORT: "0" });

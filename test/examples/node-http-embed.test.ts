@@ -1,8 +1,8 @@
 /** examples/node-http-embed: an existing Node http server serving other paths, the pet store under /v1. */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import type { Program } from "../program.ts";
-import { answerOf, runProgram, startProgram } from "../program.ts";
+import type { Program } from "../support/program.ts";
+import { answerOf, runProgram, startProgram } from "../support/program.ts";
 
 const programs: Program[] = [];
 test.after.each(async () => {

@@ -5,8 +5,8 @@
 import { createClient } from "@keyv/redis";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { lineOf, runProgram } from "../program.ts";
 import { REDIS_URL, RUN, serviceAvailable } from "../storage/services.ts";
+import { lineOf, runProgram } from "../support/program.ts";
 
 const NAMESPACE = `ex-${RUN}`;
 

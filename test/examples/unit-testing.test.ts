@@ -4,7 +4,7 @@
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { runProgram } from "../program.ts";
+import { runProgram } from "../support/program.ts";
 
 test("examples/unit-testing: the user's uvu tests of business rules on the core (no HTTP) all pass", async () => {
   const { code, stdout, stderr } = await runProgram(

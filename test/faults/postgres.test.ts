@@ -10,9 +10,9 @@
 import { createRequire } from "node:module";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import type { Child } from "../server-child.ts";
-import { spawnServer, startedUrl } from "../server-child.ts";
 import { POSTGRES_URL, RUN, serviceAvailable } from "../storage/services.ts";
+import type { Child } from "../support/server-child.ts";
+import { spawnServer, startedUrl } from "../support/server-child.ts";
 import type { Pet } from "./support.ts";
 import { createsAgain, KEY, mixedLoad, sleep, tally, unreadable } from "./support.ts";
 

@@ -8,8 +8,8 @@
 import { rmSync } from "node:fs";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import type { Child } from "../server-child.ts";
-import { spawnServer, startedUrl } from "../server-child.ts";
+import type { Child } from "../support/server-child.ts";
+import { spawnServer, startedUrl } from "../support/server-child.ts";
 import type { OwnRedis, Pet } from "./support.ts";
 import {
   call,

@@ -11,9 +11,9 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import type { RawOutcome } from "../fuzz/raw-http.ts";
 import { rawExchange, requestHead } from "../fuzz/raw-http.ts";
-import type { Child } from "../server-child.ts";
-import { spawnServer, startedUrl } from "../server-child.ts";
 import { REDIS_URL, RUN, serviceAvailable } from "../storage/services.ts";
+import type { Child } from "../support/server-child.ts";
+import { spawnServer, startedUrl } from "../support/server-child.ts";
 import type { Pet } from "./support.ts";
 import { call, KEY, tempDir } from "./support.ts";
 

@@ -12,8 +12,8 @@ import { existsSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import type { Child } from "../server-child.ts";
-import { spawnServer, startedUrl } from "../server-child.ts";
+import type { Child } from "../support/server-child.ts";
+import { spawnServer, startedUrl } from "../support/server-child.ts";
 import type { Pet } from "./support.ts";
 import { createsAgain, KEY, mixedLoad, sleep, tally, tempDir, unreadable } from "./support.ts";
 

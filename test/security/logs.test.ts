@@ -6,8 +6,8 @@
 import { randomBytes } from "node:crypto";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import type { Child } from "../server-child.ts";
-import { spawnServer, startedUrl } from "../server-child.ts";
+import type { Child } from "../support/server-child.ts";
+import { spawnServer, startedUrl } from "../support/server-child.ts";
 
 const children: Child[] = [];
 test.after.each(async () => {

@@ -6,7 +6,7 @@ import { createServer } from "node:net";
 import * as assert from "uvu/assert";
 import type { PetStore } from "../../lib/index.ts";
 import type { PetStorage } from "../../lib/storage/port.ts";
-import { call, errorOf } from "../helpers.ts";
+import { call, errorOf } from "../support/helpers.ts";
 
 /** A TCP port nothing listens on right now. */
 export async function freePort(): Promise<number> {

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import type { Pet } from "../../lib/schemas.ts";
-import { type Child, spawnServer, startedUrl } from "../server-child.ts";
+import { type Child, spawnServer, startedUrl } from "../support/server-child.ts";
 import { type Backend, postgresBackend, redisBackend } from "./backends.ts";
 import { freePort } from "./outage.ts";
 import { POSTGRES_URL, REDIS_URL, RUN, serviceAvailable } from "./services.ts";

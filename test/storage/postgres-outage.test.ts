@@ -10,7 +10,7 @@ import * as assert from "uvu/assert";
 import type { PetStore } from "../../lib/index.ts";
 import type { PetStorage } from "../../lib/storage/port.ts";
 import { postgresStorage } from "../../lib/storage/postgres.ts";
-import { call, json, makeStore } from "../helpers.ts";
+import { call, json, makeStore } from "../support/helpers.ts";
 import { postgresBackend } from "./backends.ts";
 import { answers503, eventually, freePort, storageRejectsEverything } from "./outage.ts";
 import { POSTGRES_URL, RUN, serviceAvailable } from "./services.ts";

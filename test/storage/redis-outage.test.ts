@@ -12,7 +12,7 @@ import type { PetStorage } from "../../lib/storage/port.ts";
 import { redisStorage } from "../../lib/storage/redis.ts";
 import type { OwnRedis } from "../faults/support.ts";
 import { ownRedis, redisServerInstalled } from "../faults/support.ts";
-import { call, json, makeStore } from "../helpers.ts";
+import { call, json, makeStore } from "../support/helpers.ts";
 import { answers503, eventually, storageRejectsEverything } from "./outage.ts";
 import { RUN } from "./services.ts";
 

@@ -12,7 +12,7 @@ import type { PetStore } from "../../lib/index.ts";
 import { requireFromDriver } from "../../lib/storage/driver.ts";
 import type { PetStorage } from "../../lib/storage/port.ts";
 import { sqliteStorage } from "../../lib/storage/sqlite.ts";
-import { call, errorOf, json, makeStore } from "../helpers.ts";
+import { call, errorOf, json, makeStore } from "../support/helpers.ts";
 import { settles } from "./outage.ts";
 
 type Sqlite3 = typeof import("sqlite3");

@@ -13,7 +13,7 @@ import { fileURLToPath } from "node:url";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 
-const ROOT = fileURLToPath(new URL("..", import.meta.url));
+const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const README = readFileSync(join(ROOT, "README.md"), "utf8");
 const PKG = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8"));
 const RUN_MS = 90_000;

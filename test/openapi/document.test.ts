@@ -2,10 +2,10 @@
 import { readFileSync } from "node:fs";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import type { ErrorCode } from "../lib/errors.ts";
-import { ERRORS } from "../lib/errors.ts";
-import { buildOpenApi } from "../lib/index.ts";
-import { call, makeStore } from "./helpers.ts";
+import type { ErrorCode } from "../../lib/errors.ts";
+import { ERRORS } from "../../lib/errors.ts";
+import { buildOpenApi } from "../../lib/index.ts";
+import { call, makeStore } from "../support/helpers.ts";
 
 // biome-ignore lint/suspicious/noExplicitAny: the document is free-form JSON
 type Json = any;
@@ -27,7 +27,7 @@ const codesOf = (response: Json): string[] =>
   resolve(response).content["application/json"].schema.allOf[1].properties.code.enum;
 
 test("openapi.json: the committed file equals the document generated from the schemas (else run `npm run openapi`)", () => {
-  const committed = JSON.parse(readFileSync(new URL("../openapi.json", import.meta.url), "utf8"));
+  const committed = JSON.parse(readFileSync(new URL("../../openapi.json", import.meta.url), "utf8"));
   assert.equal(committed, doc);
 });
 
@@ -219,7 +219,7 @@ test("GET {base}/openapi.json is served without a key, as JSON, and names the st
 test("GET /v1/openapi.json with the default store equals the committed openapi.json", async () => {
   const store = makeStore();
   const res = await call(store, "GET", "/v1/openapi.json", { auth: false });
-  assert.equal(JSON.parse(res.body), JSON.parse(readFileSync(new URL("../openapi.json", import.meta.url), "utf8")));
+  assert.equal(JSON.parse(res.body), JSON.parse(readFileSync(new URL("../../openapi.json", import.meta.url), "utf8")));
   await store.close();
 });
 

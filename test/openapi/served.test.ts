@@ -2,9 +2,9 @@
 import { readFileSync } from "node:fs";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { TARGETS } from "./conformance/targets.ts";
+import { TARGETS } from "../conformance/targets.ts";
 
-const committed = JSON.parse(readFileSync(new URL("../openapi.json", import.meta.url), "utf8"));
+const committed = JSON.parse(readFileSync(new URL("../../openapi.json", import.meta.url), "utf8"));
 
 for (const target of TARGETS) {
   test(`${target.name}: GET /v1/openapi.json without a key answers 200 with the committed openapi.json; HEAD too, without a body`, async () => {

@@ -5,7 +5,7 @@ import * as assert from "uvu/assert";
 import { base36x7, decodeCursor, encodeCursor } from "../../lib/cursor.ts";
 import type { Pet, PetStorage } from "../../lib/index.ts";
 import { createPetStore, isPetStoreError } from "../../lib/index.ts";
-import { call, createMany, errorOf, json, makeStore, nextLink } from "../helpers.ts";
+import { call, createMany, errorOf, json, makeStore, nextLink } from "../support/helpers.ts";
 
 const badQueries: [rule: string, query: string][] = [
   ["limit=0", "limit=0"],

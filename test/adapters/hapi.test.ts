@@ -8,9 +8,9 @@ import { gunzipSync } from "node:zlib";
 import Hapi from "@hapi/hapi";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { petStorePlugin } from "../adapters/hapi.ts";
-import { createNodeHandler } from "../adapters/node-http.ts";
-import { createPetStore } from "../lib/index.ts";
+import { petStorePlugin } from "../../adapters/hapi.ts";
+import { createNodeHandler } from "../../adapters/node-http.ts";
+import { createPetStore } from "../../lib/index.ts";
 
 const KEY = "hapi-key";
 const auth = { authorization: `Bearer ${KEY}` };

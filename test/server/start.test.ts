@@ -5,8 +5,8 @@
 import { connect } from "node:net";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import type { Child } from "./server-child.ts";
-import { jsonLines, spawnServer, startedUrl } from "./server-child.ts";
+import type { Child } from "../support/server-child.ts";
+import { jsonLines, spawnServer, startedUrl } from "../support/server-child.ts";
 
 const KEY = "s3cret-key-for-logs-0123456789";
 const children: Child[] = [];

@@ -13,7 +13,7 @@ import { dirname, join } from "node:path";
 import { chromium } from "playwright-core";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { type Child, spawnServer, startedUrl } from "./server-child.ts";
+import { type Child, spawnServer, startedUrl } from "../support/server-child.ts";
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 const KEY = "docs-browser-key-5f2b8c";

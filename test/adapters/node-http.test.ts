@@ -8,8 +8,8 @@ import http from "node:http";
 import { createRequest, createResponse } from "node-mocks-http";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { createNodeHandler } from "../adapters/node-http.ts";
-import { createPetStore } from "../lib/index.ts";
+import { createNodeHandler } from "../../adapters/node-http.ts";
+import { createPetStore } from "../../lib/index.ts";
 
 const KEY = "node-http-key";
 const auth = { authorization: `Bearer ${KEY}` };
@@ -50,32 +50,35 @@ test("node-http: in an existing server, requests outside the base path go to the
   await store.close();
 });
 
-test("node-http: onAnswer is called once a request with the status and the request id the answer carries", async () => {
+test("node-http: onResponse is called once a request with the status and the request id the answer carries", async () => {
   const store = createPetStore({ auth: [KEY] });
   const seen: { status: number; requestId: string; aborted: boolean; ms: number }[] = [];
-  await serve(createNodeHandler(store, { onAnswer: (_req, _res, answer) => void seen.push(answer) }), async (base) => {
-    const traced = await fetch(`${base}/v1/pets`, { headers: { ...auth, "x-request-id": "trace-9" } });
-    const created = await fetch(`${base}/v1/pets`, {
-      method: "POST",
-      headers: { ...auth, "content-type": "application/json" },
-      body: JSON.stringify({ name: "Rex", categoryId: 1 }),
-    });
-    const refused = await fetch(`${base}/v1/pets/1`);
-    const answers = [traced, created, refused];
-    assert.equal(
-      answers.map((r) => r.status),
-      [200, 201, 401],
-    );
-    assert.is(seen.length, 3, "one call a request");
-    seen.forEach((call, i) => {
-      const answer = answers[i] as Response;
-      assert.is(call.status, answer.status);
-      assert.is(call.requestId, answer.headers.get("x-request-id"), "the id the answer carries");
-      assert.is(call.aborted, false);
-      assert.ok(Number.isFinite(call.ms) && call.ms >= 0);
-    });
-    assert.is(seen[0]?.requestId, "trace-9", "a valid client id is the one reported");
-  });
+  await serve(
+    createNodeHandler(store, { onResponse: (_req, _res, answer) => void seen.push(answer) }),
+    async (base) => {
+      const traced = await fetch(`${base}/v1/pets`, { headers: { ...auth, "x-request-id": "trace-9" } });
+      const created = await fetch(`${base}/v1/pets`, {
+        method: "POST",
+        headers: { ...auth, "content-type": "application/json" },
+        body: JSON.stringify({ name: "Rex", categoryId: 1 }),
+      });
+      const refused = await fetch(`${base}/v1/pets/1`);
+      const answers = [traced, created, refused];
+      assert.equal(
+        answers.map((r) => r.status),
+        [200, 201, 401],
+      );
+      assert.is(seen.length, 3, "one call a request");
+      seen.forEach((call, i) => {
+        const answer = answers[i] as Response;
+        assert.is(call.status, answer.status);
+        assert.is(call.requestId, answer.headers.get("x-request-id"), "the id the answer carries");
+        assert.is(call.aborted, false);
+        assert.ok(Number.isFinite(call.ms) && call.ms >= 0);
+      });
+      assert.is(seen[0]?.requestId, "trace-9", "a valid client id is the one reported");
+    },
+  );
   await store.close();
 });
 

@@ -4,7 +4,7 @@ import { fileURLToPath } from "node:url";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 
-const root = fileURLToPath(new URL("..", import.meta.url));
+const root = fileURLToPath(new URL("../..", import.meta.url));
 
 test("openapi.json: `redocly lint` passes with the rules of redocly.yaml", async () => {
   const { code, output } = await new Promise<{ code: number | null; output: string }>((resolve) => {

@@ -2,8 +2,9 @@
 
 import { test } from "uvu";
 import * as assert from "uvu/assert";
+import type { NewPetInput } from "../../lib/index.ts";
 import { isPetStoreError } from "../../lib/index.ts";
-import { call, errorOf, json, makeStore } from "../helpers.ts";
+import { call, errorOf, json, makeStore } from "../support/helpers.ts";
 
 const name200 = "n".repeat(200);
 const emoji200 = "🐶".repeat(200);
@@ -162,7 +163,7 @@ const accepted: [rule: string, body: Record<string, unknown>, expected: Record<s
 for (const [rule, body, expected] of accepted) {
   test(`createPet: ${rule}`, async () => {
     const store = makeStore();
-    const pet = await store.createPet(body);
+    const pet = await store.createPet(body as NewPetInput);
     assert.equal(pet, { id: 1, ...expected });
     assert.equal(await store.getPet(pet.id), pet);
   });

@@ -4,7 +4,7 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import type { BodyReader, PetStorage } from "../../lib/index.ts";
 import { createPetStore, ERRORS, PetStoreError } from "../../lib/index.ts";
-import { AUTH, call, errorOf, json, KEY, makeStore } from "../helpers.ts";
+import { AUTH, call, errorOf, json, KEY, makeStore } from "../support/helpers.ts";
 
 const CHALLENGE = 'Bearer realm="petstore"';
 const INVALID = 'Bearer realm="petstore", error="invalid_token"';

@@ -6,7 +6,7 @@ import type { ChildProcess } from "node:child_process";
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 
-export const ROOT = fileURLToPath(new URL("..", import.meta.url));
+export const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 
 export interface Program {
   child: ChildProcess;
@@ -22,14 +22,16 @@ export interface Program {
 
 /**
  * Starts `node --import tsx <args>` in the repository with `env` added to the current environment
- * (or, with `inheritEnv: false`, with exactly `env`).
+ * (or, with `inheritEnv: false`, with exactly `env`). With `command`, runs that executable with
+ * `args` instead (e.g. `npm` with `["start"]`).
  */
 export function startProgram(
   args: string[],
   env: Record<string, string> = {},
-  options: { inheritEnv?: boolean } = {},
+  options: { inheritEnv?: boolean; command?: string } = {},
 ): Program {
-  const child = spawn(process.execPath, ["--import", "tsx", ...args], {
+  const [file, argv] = options.command ? [options.command, args] : [process.execPath, ["--import", "tsx", ...args]];
+  const child = spawn(file, argv, {
     cwd: ROOT,
     env: options.inheritEnv === false ? env : { ...process.env, ...env },
     stdio: ["ignore", "pipe", "pipe"],

@@ -10,7 +10,7 @@ import { fileURLToPath } from "node:url";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { LineWriter } from "../../adapters/line-writer.ts";
-import { line } from "./lines.ts";
+import { line } from "../support/lines.ts";
 
 const CHILD = fileURLToPath(new URL("./writer-child.ts", import.meta.url));
 

@@ -8,9 +8,9 @@ import net from "node:net";
 import { fileURLToPath } from "node:url";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { ConfigError, loadConfig } from "../adapters/config.ts";
-import type { Child } from "./server-child.ts";
-import { spawnServer } from "./server-child.ts";
+import { ConfigError, loadConfig } from "../../adapters/config.ts";
+import type { Child } from "../support/server-child.ts";
+import { spawnServer } from "../support/server-child.ts";
 
 const children: Child[] = [];
 test.after.each(async () => {
@@ -139,7 +139,7 @@ test("server: a port already in use exits 2 with one line on stderr", async () =
 });
 
 test("bin/petstore.js: --help prints the usage and exits 0 (from a checkout, through tsx)", async () => {
-  const root = fileURLToPath(new URL("..", import.meta.url));
+  const root = fileURLToPath(new URL("../..", import.meta.url));
   const child = spawn(process.execPath, ["bin/petstore.js", "--help"], {
     cwd: root,
     stdio: ["ignore", "pipe", "pipe"],

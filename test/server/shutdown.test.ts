@@ -8,10 +8,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { createLogger } from "../adapters/logger.ts";
-import { startServer } from "../adapters/server.ts";
-import type { Child } from "./server-child.ts";
-import { spawnServer, startedUrl } from "./server-child.ts";
+import { createLogger } from "../../adapters/logger.ts";
+import { startServer } from "../../adapters/server.ts";
+import type { Child } from "../support/server-child.ts";
+import { spawnServer, startedUrl } from "../support/server-child.ts";
 
 const KEY = "shutdown-test-key";
 const children: Child[] = [];

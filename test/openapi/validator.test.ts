@@ -1,12 +1,12 @@
 /**
- * The response check used by the conformance suite (test/openapi-validator.ts): the core's
+ * The response check used by the conformance suite (test/support/openapi-validator.ts): the core's
  * answers conform to openapi.json, and an answer that breaks the document is caught.
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import type { PetStorage, PetStoreResponse } from "../lib/index.ts";
-import { type Call, call, makeStore } from "./helpers.ts";
-import { createResponseChecker, type ObservedExchange } from "./openapi-validator.ts";
+import type { PetStorage, PetStoreResponse } from "../../lib/index.ts";
+import { type Call, call, makeStore } from "../support/helpers.ts";
+import { createResponseChecker, type ObservedExchange } from "../support/openapi-validator.ts";
 
 const check = createResponseChecker();
 const exchange = (method: string, path: string, res: PetStoreResponse): ObservedExchange => ({

@@ -33,7 +33,7 @@ export interface CheckOptions {
 
 /** The committed document at the repository root. */
 export function committedDocument(): Json {
-  return JSON.parse(readFileSync(new URL("../openapi.json", import.meta.url), "utf8"));
+  return JSON.parse(readFileSync(new URL("../../openapi.json", import.meta.url), "utf8"));
 }
 
 /** What the document says about a method and path: an operation, an answer outside any operation, or nothing. */

@@ -1,6 +1,6 @@
 /** Shared test helpers: a store with a known key, and a terse way to call handle(). */
-import type { PetStore, PetStoreOptions, PetStoreRequest, PetStoreResponse } from "../lib/index.ts";
-import { createPetStore } from "../lib/index.ts";
+import type { PetStore, PetStoreOptions, PetStoreRequest, PetStoreResponse } from "../../lib/index.ts";
+import { createPetStore } from "../../lib/index.ts";
 
 export const KEY = "test-key-0123456789";
 export const AUTH = `Bearer ${KEY}`;

@@ -1,0 +1,37 @@
+/**
+ * The HTTP-neutral request and response of the adapter protocol. A leaf: it imports nothing, so
+ * every file of the core and every adapter can use these types without an import circle.
+ */
+
+/** A header's value as Node gives it: one string, a repeated header's strings, or absent. */
+export type HeaderValue = string | string[] | undefined;
+
+/**
+ * Reads the body on demand, rejecting with `PetStoreError("payload_too_large")` as soon as more
+ * than `limit` bytes arrive. The core calls it at most once, and only after routing and auth.
+ */
+export type BodyReader = (limit: number) => Promise<Uint8Array | string>;
+
+/** A request as any adapter can build it. */
+export interface PetStoreRequest {
+  method: string;
+  /** The path only, e.g. "/v1/pets" (percent-encoded, as sent). */
+  path: string;
+  /** The raw query string, without its leading "?" (a leading "?" is tolerated). */
+  query?: string | null | undefined;
+  /** @deprecated since 1.1 (removed in 2.0): use `query`. */
+  search?: string | null | undefined;
+  /** Header names in any case: the core lower-cases them. */
+  headers: Readonly<Record<string, HeaderValue>>;
+  /** The body: bytes, text, or a reader called only once the request is allowed to send one. */
+  body?: Uint8Array | string | BodyReader | null | undefined;
+}
+
+/** What the core returns for every request. */
+export interface PetStoreResponse {
+  status: number;
+  /** Lower-case header names. `content-length` is always set (for HEAD, that of the GET body). */
+  headers: Record<string, string>;
+  /** The body text, or "" (always "" for HEAD). */
+  body: string;
+}

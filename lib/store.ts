@@ -1,0 +1,173 @@
+/**
+ * `createPetStore`: the options checked, the storage guarded, the operations and the handler
+ * built, and the store that hands them out.
+ */
+import type { AuthOption } from "./auth.ts";
+import { toVerifier } from "./auth.ts";
+import type { Awaitable } from "./awaitable.ts";
+import { isPromise } from "./awaitable.ts";
+import { createHandler } from "./handler.ts";
+import type { PetStoreRequest, PetStoreResponse } from "./http.ts";
+import { openApiRoute } from "./openapi.ts";
+import type { Operations } from "./operations.ts";
+import { checkListQuery, createOperations, guardStorage } from "./operations.ts";
+import { BASE_PATH_PATTERN } from "./patterns.ts";
+import { DEFAULT_DEPRECATED_AT, DEFAULT_SUNSET_AT } from "./schemas.ts";
+import { memoryStorage } from "./storage/memory.ts";
+import type { PetStorage } from "./storage/port.ts";
+
+export interface PetStoreOptions {
+  /** Where pets live. Default: `memoryStorage()`. */
+  storage?: PetStorage;
+  /** Required: a list of API keys, `apiKeys([...])`, or a verify function `(token) => boolean`. */
+  auth: AuthOption;
+  /** Base path of every route (default "/v1"). */
+  basePath?: string;
+  /** Largest accepted request body in bytes (default 65536). */
+  maxBodyBytes?: number;
+  /** Time a storage call may take before it answers 503 storage_unavailable (default 2000 ms). */
+  operationTimeoutMs?: number;
+  /** When getPet was deprecated (the `Deprecation` header). Default 2026-11-25. */
+  deprecatedAt?: Date;
+  /** When getPet goes away (the `Sunset` header). Default 2030-12-05. */
+  sunsetAt?: Date;
+  /** Called with every unexpected error (answered 500) and every invalid stored value. */
+  onError?: (error: unknown) => void;
+}
+
+/** A store's answer to one request, without a promise when nothing had to wait. */
+export type Respond = (request: PetStoreRequest) => Awaitable<PetStoreResponse>;
+
+/** A store's answer to one request, always as a promise. */
+export type Handle = (request: PetStoreRequest) => Promise<PetStoreResponse>;
+
+export interface PetStore extends Operations {
+  /** Answers one HTTP-neutral request with a promise; never rejects. */
+  handle: Handle;
+  /**
+   * Answers one request: the response itself when nothing had to wait (a page from memory
+   * storage), else a promise of it. Never throws or rejects. The fast path for adapters, which
+   * can then write the response in the same tick: `isPromise(r) ? r.then(write) : write(r)`.
+   */
+  respond: Respond;
+  /** True when the storage answers (for readiness probes). */
+  ready(): Promise<boolean>;
+  /** Closes the storage. Idempotent. */
+  close(): Promise<void>;
+  readonly basePath: string;
+  readonly maxBodyBytes: number;
+}
+
+const OPTIONS = new Set([
+  "storage",
+  "auth",
+  "basePath",
+  "maxBodyBytes",
+  "operationTimeoutMs",
+  "deprecatedAt",
+  "sunsetAt",
+  "onError",
+]);
+
+/** Throws a clear TypeError for an option that is unknown or not what it must be. */
+function checkOptions(options: PetStoreOptions): void {
+  if (options === null || typeof options !== "object") throw new TypeError("createPetStore: options are required");
+  for (const name of Object.keys(options)) {
+    if (!OPTIONS.has(name)) {
+      throw new TypeError(`createPetStore: unknown option "${name}" (known: ${[...OPTIONS].join(", ")})`);
+    }
+  }
+  const storage = options.storage as unknown;
+  if (storage !== undefined && !isStorage(storage)) {
+    const hint = isPromise(storage as Awaitable<unknown>) ? "; did you forget await?" : "";
+    throw new TypeError(`createPetStore: storage must be a PetStorage${hint}`);
+  }
+  for (const name of ["deprecatedAt", "sunsetAt"] as const) {
+    const date = options[name] as unknown;
+    if (date !== undefined && !(date instanceof Date && !Number.isNaN(date.getTime()))) {
+      throw new TypeError(`createPetStore: ${name} must be a valid Date`);
+    }
+  }
+  if (options.onError !== undefined && typeof options.onError !== "function") {
+    throw new TypeError("createPetStore: onError must be a function (error) => void");
+  }
+}
+
+function isStorage(value: unknown): value is PetStorage {
+  const s = value as Partial<Record<keyof PetStorage, unknown>> | null;
+  return (
+    typeof s === "object" &&
+    s !== null &&
+    typeof s.kind === "string" &&
+    ["create", "get", "list", "ping", "close"].every((m) => typeof s[m as keyof PetStorage] === "function")
+  );
+}
+
+function checkBasePath(basePath: string): string {
+  if (basePath === "" || basePath === "/") return "";
+  if (typeof basePath !== "string" || !BASE_PATH_PATTERN.test(basePath)) {
+    throw new TypeError(`createPetStore: basePath must look like "/v1" (got ${JSON.stringify(basePath)})`);
+  }
+  return basePath;
+}
+
+function checkPositive(name: string, value: number): number {
+  if (!Number.isSafeInteger(value) || value < 1) {
+    throw new TypeError(`createPetStore: ${name} must be a positive integer (got ${value})`);
+  }
+  return value;
+}
+
+/**
+ * Creates a pet store.
+ *
+ * @example
+ *   const store = createPetStore({ auth: ["my-key"] });
+ *   const pet = await store.createPet({ name: "Rex", categoryId: 1 });
+ *   const res = await store.handle({ method: "GET", path: "/v1/pets", headers: { authorization: "Bearer my-key" } });
+ */
+export function createPetStore(options: PetStoreOptions): PetStore {
+  checkOptions(options);
+  const verify = toVerifier(options.auth);
+  const storage = options.storage ?? memoryStorage();
+  const basePath = checkBasePath(options.basePath ?? "/v1");
+  const maxBodyBytes = checkPositive("maxBodyBytes", options.maxBodyBytes ?? 64 * 1024);
+  const timeoutMs = checkPositive("operationTimeoutMs", options.operationTimeoutMs ?? 2000);
+  const onError = options.onError ?? ((error: unknown) => console.error("petstore: unexpected error", error));
+  const ops = createOperations(storage, timeoutMs);
+  const { handle, respond } = createHandler(ops, {
+    basePath,
+    maxBodyBytes,
+    verify,
+    deprecatedAt: Math.floor((options.deprecatedAt ?? DEFAULT_DEPRECATED_AT).getTime() / 1000),
+    sunset: options.sunsetAt ?? DEFAULT_SUNSET_AT,
+    onError: (error) => onError(error),
+    stablePets: storage.inProcess === true,
+    publicRoutes: {
+      "openapi.json": openApiRoute({ basePath, deprecatedAt: options.deprecatedAt, sunsetAt: options.sunsetAt }),
+    },
+  });
+  let closing: Promise<void> | undefined;
+
+  return {
+    listPets: async (query) => ops.listPets(checkListQuery(query)),
+    createPet: async (input) => ops.createPet(input),
+    getPet: async (id) => ops.getPet(id),
+    handle,
+    respond,
+    basePath,
+    maxBodyBytes,
+    async ready() {
+      try {
+        await guardStorage(timeoutMs)(() => storage.ping());
+        return true;
+      } catch {
+        return false;
+      }
+    },
+    close() {
+      closing ??= storage.close();
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,53 @@
+/**
+ * `npm start` as a user runs it: it builds dist/ silently, serves, and a SIGTERM sent to npm
+ * reaches the server, which stops gracefully (exit 0) and leaves no process behind. Bad
+ * configuration exits 2 with the server's one line.
+ */
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { startProgram } from "../support/program.ts";
+
+const alive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+test("npm start: builds, serves, and SIGTERM to npm stops the server gracefully with exit 0", async () => {
+  const npm = startProgram(["start"], { PORT: "0", PETSTORE_API_KEYS: "npm-start-key" }, { command: "npm" });
+  try {
+    const line = await npm.line(/listening on (http:\/\/\S+)/, 120_000);
+    const base = (/listening on (http:\/\/\S+)/.exec(line) as RegExpExecArray)[1] as string;
+    const pets = await fetch(`${base}/pets`, { headers: { authorization: "Bearer npm-start-key" } });
+    assert.is(pets.status, 200);
+    const server = /"pid":(\d+)/.exec(npm.stdout());
+    assert.not.ok(/error TS\d+/.test(npm.stdout()), "the build printed nothing");
+    npm.child.kill("SIGTERM");
+    assert.is(await npm.exited(20_000), 0, npm.stderr());
+    assert.match(npm.stdout(), /"msg":"stopped"/);
+    if (server) assert.not.ok(alive(Number(server[1])), "no server process left behind");
+  } finally {
+    await npm.kill();
+  }
+});
+
+test("npm start: an unparsable PORT exits 2 with one line from the server", async () => {
+  const npm = startProgram(["start"], { PORT: "eighty" }, { command: "npm" });
+  try {
+    assert.is(await npm.exited(120_000), 2);
+    const ours = npm
+      .stderr()
+      .split("\n")
+      .filter((l) => l.startsWith("petstore:"));
+    assert.is(ours.length, 1, npm.stderr());
+    assert.match(ours[0] as string, /PORT/);
+    assert.not.match(npm.stderr(), /\n\s+at /, "no stack trace");
+  } finally {
+    await npm.kill();
+  }
+});
+
+test.run();
