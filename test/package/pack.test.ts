@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { ROOT } from "../program.ts";
+import { ROOT } from "../support/program.ts";
 import { packedPackage, repoVersion, run } from "../support/tarball.ts";
 
 const TMP = mkdtempSync(join(tmpdir(), "petstore-pack-"));

@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { ROOT } from "../program.ts";
+import { ROOT } from "../support/program.ts";
 
 // The fixture suites, in a folder that sees the repository's node_modules (for uvu).
 const TMP = mkdtempSync(join(tmpdir(), "petstore-runner-"));

@@ -11,8 +11,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import type { Child } from "../server-child.ts";
-import { spawnServer } from "../server-child.ts";
+import type { Child } from "../support/server-child.ts";
+import { spawnServer } from "../support/server-child.ts";
 import { freePort } from "./outage.ts";
 
 const PASSWORD = "pw-never-shown-42";

@@ -9,7 +9,7 @@ import { spawnSync } from "node:child_process";
 import { cpSync, mkdtempSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ROOT } from "../program.ts";
+import { ROOT } from "./program.ts";
 
 /**
  * The environment for nested npm commands: without the npm_* variables of an outer `npm test`
