@@ -11,9 +11,9 @@
  *
  * `end()` writes what is left, in order; lines still buffered when the process exits are
  * written synchronously then, so a crash-free exit never drops a line. The writer holds a
- * `process.once("exit")` listener only while it is open: `end()` removes it once everything is
- * written (a line written after `end()` puts it back), so a program that starts and closes many
- * servers leaves no listener behind.
+ * `process.once("exit")` listener only while lines wait to be written (from the first line after
+ * a quiet spell until they are all written): an idle, silent or ended writer holds none, so a
+ * program that starts and closes many servers leaves no listener behind.
  */
 import { fstatSync, write, writeSync } from "node:fs";
 
@@ -43,7 +43,6 @@ export class LineWriter {
 
   constructor(private readonly fd: number) {
     this.sync = !mayBlock(fd);
-    this.hook();
   }
 
   private hook(): void {
@@ -59,7 +58,7 @@ export class LineWriter {
   /** Queues one line (it must end with "\n"). */
   write(line: string): boolean {
     if (this.buffered.length > MAX_WAITING) return true; // the reader is gone: logging must not stop the server
-    if (!this.hooked) this.hook(); // written to after end(): lines must still reach the exit
+    if (!this.hooked) this.hook(); // lines wait from now on: they must reach the exit
     this.buffered += line;
     if (this.buffered.length >= CHUNK) this.flush();
     else if (this.timer === undefined) {
@@ -108,17 +107,16 @@ export class LineWriter {
     });
   }
 
+  /** Everything is written: nothing to do at exit any more, and whoever waited is told. */
   private settle(): void {
+    if (this.hooked && this.pending === undefined && this.buffered === "") this.unhook();
     for (const resolve of this.idle.splice(0)) resolve();
   }
 
   /** Resolves once every queued line is written, and then holds no exit listener any more. */
   end(): Promise<void> {
     return new Promise((resolve) => {
-      this.idle.push(() => {
-        if (this.pending === undefined && this.buffered === "") this.unhook();
-        resolve();
-      });
+      this.idle.push(resolve);
       this.retry?.ref();
       this.flush();
     });

@@ -4,8 +4,12 @@
  * active handles as before (a test suite that starts many servers gets no
  * MaxListenersExceededWarning and no handle that keeps it alive).
  */
+
+import { closeSync, openSync } from "node:fs";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
+import { LineWriter } from "../../adapters/line-writer.ts";
+import { createLogger } from "../../adapters/logger.ts";
 import { startServer } from "../../adapters/server.ts";
 
 const KEY = "lifecycle-key-0123456789";
@@ -48,6 +52,31 @@ test(`server: ${CYCLES} startServer()/close() cycles leave the process's exit li
   }
   assert.is(process.listenerCount("exit"), exitListeners, "no exit listener left behind");
   assert.equal(await settled(before), before, "no active handle left behind");
+});
+
+test("log writer: it holds an exit listener only while lines wait to be written", async () => {
+  const fd = openSync("/dev/null", "w");
+  try {
+    const base = process.listenerCount("exit");
+    const writer = new LineWriter(fd);
+    assert.is(process.listenerCount("exit"), base, "an idle writer holds none");
+    writer.write("one line\n");
+    assert.is(process.listenerCount("exit"), base + 1, "a waiting line is written at exit if need be");
+    await writer.end();
+    assert.is(process.listenerCount("exit"), base, "none once everything is written");
+    writer.write("a line after end()\n");
+    assert.is(process.listenerCount("exit"), base + 1);
+    await writer.end();
+    assert.is(process.listenerCount("exit"), base);
+  } finally {
+    closeSync(fd);
+  }
+});
+
+test("log writer: loggers that are never flushed (silent ones, say) leave no exit listener", () => {
+  const base = process.listenerCount("exit");
+  for (let i = 0; i < 20; i++) createLogger("silent").info("never written");
+  assert.is(process.listenerCount("exit"), base);
 });
 
 test.run();
