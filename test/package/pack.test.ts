@@ -249,7 +249,7 @@ void [lost, code];
   run(process.execPath, [join(ROOT, "node_modules/typescript/bin/tsc"), "-p", "tsconfig.json"], CONSUMER, 90_000);
 });
 
-test("package: the bin starts a server on PORT=0, answers an authorised request, and exits 0 on SIGTERM", async () => {
+test("package: the bin starts a server on PORT=0, answers an authorised request, says /docs needs swagger-ui-dist, and exits 0 on SIGTERM", async () => {
   assert.ok(binName, "package.json has a bin");
   const bin = join(CONSUMER, "node_modules", ".bin", binName as string);
   assert.ok(existsSync(bin), `${bin} is installed`);
@@ -290,6 +290,11 @@ test("package: the bin starts a server on PORT=0, answers an authorised request,
     const res = await fetch(`${url}/pets`, { headers: { authorization: `Bearer ${KEY}` } });
     assert.is(res.status, 200);
     assert.is(await res.text(), "[]");
+    // swagger-ui-dist (an optional peer) is not installed: a start-up line and /docs say so.
+    assert.match(out, /API reference page off: GET \/docs answers 503 .*npm install swagger-ui-dist/);
+    const docs = await fetch(new URL("/docs", url));
+    assert.is(docs.status, 503);
+    assert.match(((await docs.json()) as { message: string }).message, /npm install swagger-ui-dist/);
     child.kill("SIGTERM");
     assert.is(await bounded(exited, "no exit after SIGTERM"), 0);
     assert.is(err, "");
