@@ -65,11 +65,29 @@ function send(
   const headers = response.headers;
   if (mustClose(req, req.headers, store.maxBodyBytes)) headers.connection = "close";
   try {
+    res.removeHeader("x-powered-by"); // Express sets it on every response; the API's answers carry no banner
     res.writeHead(response.status, headers);
     res.end(response.body);
   } catch {
     res.destroy(); // only a broken socket gets here: there is nobody to answer
   }
+}
+
+/** What onError receives when the body was read before the store saw the request. */
+const BODY_ALREADY_READ =
+  "petstore-lib: the request body was already read by another middleware (express.json(), body-parser, ...) " +
+  "before the pet store saw it: mount the pet store (app.use(createNodeHandler(store))) before body parsers";
+
+/**
+ * The request's BodyReader. A body another middleware already read (body-parser marks the request
+ * `_body`; any reader leaves the stream ended) is not the client's fault: the reader rejects with
+ * an Error, which the core answers 500 internal_error and reports to onError.
+ */
+function bodyReader(req: IncomingMessage): (limit: number) => Promise<Uint8Array> {
+  return (limit) =>
+    (req as { _body?: unknown })._body === true || req.readableEnded === true
+      ? Promise.reject(new Error(BODY_ALREADY_READ))
+      : readBody(req, limit);
 }
 
 /** True when `url` is the base path or below it. */
@@ -111,7 +129,7 @@ export function createNodeHandler(store: Store, options: NodeHandlerOptions = {}
       path: q === -1 ? url : url.slice(0, q),
       query: q === -1 ? "" : url.slice(q + 1),
       headers,
-      body: announcesBody(headers) ? (limit: number) => readBody(req, limit) : undefined,
+      body: announcesBody(headers) ? bodyReader(req) : undefined,
     };
     // The store answers at once when nothing had to wait: the response is written in this tick.
     const response = store.respond(request);

@@ -8,7 +8,7 @@ import { realpathSync } from "node:fs";
 import type { IncomingMessage } from "node:http";
 import { createServer, type ServerResponse } from "node:http";
 import { fileURLToPath } from "node:url";
-import type { Awaitable, PetStore } from "../lib/index.ts";
+import type { Awaitable, PetStore, PetStoreRules } from "../lib/index.ts";
 import {
   createPetStore,
   errorResponse,
@@ -41,6 +41,8 @@ export interface RunningServer {
 export interface StartOptions {
   /** Where request logs go (default: JSON lines on stdout at `config.logLevel`). */
   logger?: Logger;
+  /** Business rules of a program that starts the server itself (`createPetStore({ rules })`; none from the environment). */
+  rules?: PetStoreRules;
 }
 
 /**
@@ -145,6 +147,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
       auth: config.apiKeys,
       basePath: config.basePath,
       onError: (error) => logger.error({ err: error }, "unexpected error"),
+      ...(options.rules === undefined ? {} : { rules: options.rules }),
     });
   } catch (error) {
     await storage.close();

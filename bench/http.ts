@@ -1,5 +1,5 @@
 /**
- * H1, H2, H3: our server and its baseline, each in its own child process, loaded in turn by
+ * H1, H2, H3, F2: our server and its baseline, each in its own child process, loaded in turn by
  * autocannon from this process over loopback: a warm-up of each, then rounds A, B, A, B, … so
  * that drift of the machine hits both alike. Before measuring, both answer one request and the
  * answers are compared (a baseline that answered something else would prove nothing); every
@@ -16,8 +16,8 @@ import { row } from "./report.ts";
 
 interface Scenario {
   label: string;
-  ours: "standalone" | "hapi" | "node-http";
-  baseline: "node-list" | "hapi-list" | "node-create";
+  ours: "standalone" | "hapi" | "node-http" | "fastify";
+  baseline: "node-list" | "hapi-list" | "node-create" | "fastify-list";
   method: "GET" | "POST";
   path: string;
   body?: string;
@@ -54,12 +54,21 @@ const SCENARIOS: Record<string, Scenario> = {
     pets: 0,
     target: 0.8,
   },
+  F2: {
+    label: "GET /v1/pets?limit=20, Fastify plugin, memory, 10,000 pets",
+    ours: "fastify",
+    baseline: "fastify-list",
+    method: "GET",
+    path: "/v1/pets?limit=20",
+    pets: 10_000,
+    target: 0.9,
+  },
 };
 
 const id = process.argv[2] ?? "";
 function pick(): Scenario {
   const found = SCENARIOS[id];
-  if (found === undefined) throw new Error(`bench/http.ts: unknown scenario ${JSON.stringify(id)} (H1, H2 or H3)`);
+  if (found === undefined) throw new Error(`bench/http.ts: unknown scenario ${JSON.stringify(id)} (H1, H2, H3 or F2)`);
   return found;
 }
 const scenario = pick();

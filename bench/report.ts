@@ -14,7 +14,7 @@ export interface Target {
 
 /** One line of the table and of bench/results.json. */
 export interface Row {
-  /** Scenario id from issue 6: H1, H2, H3, S1, S2, M1. */
+  /** Scenario id: H1-H3, S1, S2, M1 (issue 6), F1-F3 (issue 16), T1 (issue 18), and later issues' rows. */
   id: string;
   /** What was measured, e.g. "memory, no filter". */
   scenario: string;

@@ -48,7 +48,7 @@ if (README && (QUICK || only.length > 0)) {
 
 function jobs(): Job[] {
   const list: Job[] = [];
-  const http = { H1: 0.85, H2: 0.9, H3: 0.8 };
+  const http = { H1: 0.85, H2: 0.9, H3: 0.8, F2: 0.9 };
   for (const [id, ratio] of Object.entries(http)) {
     list.push({
       id,
@@ -91,6 +91,15 @@ function jobs(): Job[] {
     args: mode,
     options: { nodeFlags: ["--expose-gc"] },
     timeoutMs: 90_000,
+  });
+  list.push({
+    id: "T1",
+    scenario: "startTestServer() ready, first start",
+    unit: "ms",
+    target: { on: "ours", op: "<=", value: 100 },
+    program: "./testkit.ts",
+    args: mode,
+    timeoutMs: 30_000,
   });
   return list.filter((job) => only.length === 0 || only.includes(job.id));
 }

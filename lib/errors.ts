@@ -28,6 +28,12 @@ export const ERRORS = {
 
 export type ErrorCode = keyof typeof ERRORS;
 
+/**
+ * The code of an Error answer: one of the contract's table, or a rule code an embedding
+ * application declared (a `RuleViolation`, see lib/rules.ts).
+ */
+export type AnyErrorCode = ErrorCode | (string & {});
+
 /** One invalid field of a request, as reported in `details`. */
 export interface ErrorDetail {
   path: string;
@@ -36,21 +42,22 @@ export interface ErrorDetail {
 
 /** The spec's Error body. */
 export interface ErrorBody {
-  code: ErrorCode;
+  code: AnyErrorCode;
   message: string;
   status: number;
   details?: ErrorDetail[];
 }
 
 /**
- * The one error class for expected failures. `code` is from the contract's table.
- * `cause` (never sent to clients) keeps the underlying error for logs.
+ * The one error class for expected failures. `code` is from the contract's table, or (for a
+ * `RuleViolation`, its subclass) a rule code of the embedding application. `cause` (never sent to
+ * clients) keeps the underlying error for logs.
  *
  * @example
  *   try { await store.getPet(7) } catch (e) { if (isPetStoreError(e, "pet_not_found")) ... }
  */
 export class PetStoreError extends Error {
-  readonly code: ErrorCode;
+  readonly code: AnyErrorCode;
   readonly status: number;
   readonly details: ErrorDetail[] | undefined;
 
@@ -70,8 +77,16 @@ export class PetStoreError extends Error {
   }
 }
 
-/** True when `error` is a PetStoreError (optionally with the given code). */
-export function isPetStoreError(error: unknown, code?: ErrorCode): error is PetStoreError {
+/**
+ * True when `error` is a PetStoreError (optionally with the given code: a table code or a rule
+ * code). With a code, `error.code` is typed as that code.
+ */
+export function isPetStoreError(error: unknown): error is PetStoreError;
+export function isPetStoreError<C extends AnyErrorCode>(
+  error: unknown,
+  code: C | undefined,
+): error is PetStoreError & { readonly code: C };
+export function isPetStoreError(error: unknown, code?: AnyErrorCode): error is PetStoreError {
   return error instanceof PetStoreError && (code === undefined || error.code === code);
 }
 
@@ -86,9 +101,11 @@ export function storageUnavailable(cause: unknown): PetStoreError {
  * captures a stack trace (3 to 4 µs), which 401s and 404s under attack need not pay for.
  */
 export interface Refusal {
-  readonly code: ErrorCode;
+  readonly code: AnyErrorCode;
   readonly message: string;
   readonly details?: ErrorDetail[] | undefined;
+  /** The HTTP status, when the code is not one of the table's (a rule code). */
+  readonly status?: number;
 }
 
 export function refuse(code: ErrorCode, message: string = ERRORS[code].message, details?: ErrorDetail[]): Refusal {

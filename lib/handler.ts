@@ -50,6 +50,8 @@ interface Exchange {
   method: string;
   head: boolean;
   requestId: string;
+  /** The accepted bearer token, once authenticated: only ever turned into a scope (lib/rules.ts). */
+  token?: string;
 }
 
 type Route = { kind: "collection" } | { kind: "item"; rawId: string } | { kind: "public"; name: string } | undefined;
@@ -212,7 +214,7 @@ async function createFromBody(h: Handler, x: Exchange): Promise<PetStoreResponse
     const raw = x.request.body;
     const body = parseJson(typeof raw === "function" ? await raw(h.maxBodyBytes) : raw, h.maxBodyBytes);
     if (isRefusal(body)) return errorResponse(body, x.head, x.requestId);
-    const pet = await h.ops.createPet(body.value);
+    const pet = await h.ops.createPet(body.value, { requestId: x.requestId, token: x.token });
     // Not cached: most new pets are not read back soon, and a cache entry a create costs more than it saves.
     return jsonResponse(201, h.json.one(pet, false), false, x.requestId, {
       location: `${h.collectionPath}/${pet.id}`,
@@ -232,6 +234,7 @@ function authenticate(
   const credentials = readBearer(x.headers.authorization);
   if (credentials.kind !== "bearer") return unauthorized(h, x, credentials.kind === "missing", isItem);
   const verdict = h.verify(credentials.token);
+  x.token = credentials.token;
   if (typeof verdict === "boolean") return verdict ? operation() : unauthorized(h, x, false, isItem);
   return Promise.resolve(verdict)
     .then((ok) => (ok === true ? operation() : unauthorized(h, x, false, isItem)))

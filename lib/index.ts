@@ -7,7 +7,7 @@ export type { AuthOption, VerifyToken } from "./auth.ts";
 export { apiKeys } from "./auth.ts";
 export type { Awaitable } from "./awaitable.ts";
 export { isPromise } from "./awaitable.ts";
-export type { ErrorBody, ErrorCode, ErrorDetail } from "./errors.ts";
+export type { AnyErrorCode, ErrorBody, ErrorCode, ErrorDetail } from "./errors.ts";
 export { ERRORS, isPetStoreError, PetStoreError } from "./errors.ts";
 export { lowerCaseHeaders, requestIdOf } from "./handler.ts";
 export type { BodyReader, HeaderValue, PetStoreRequest, PetStoreResponse } from "./http.ts";
@@ -15,9 +15,17 @@ export type { JsonText } from "./json.ts";
 export { jsonString } from "./json.ts";
 export type { OpenApiOptions } from "./openapi.ts";
 export { buildOpenApi } from "./openapi.ts";
-export type { ListPetsInput, NewPetInput, Operations, PetPage } from "./operations.ts";
+export type { CreateContext, ListPetsInput, NewPetInput, Operations, PetPage } from "./operations.ts";
 export { BASE_PATH_PATTERN, REQUEST_ID_PATTERN } from "./patterns.ts";
 export { errorResponse, JSON_TYPE, jsonResponse, responseHeaders } from "./response.ts";
+export type {
+  CheckedNewPet,
+  PetStoreRules,
+  RuleCodeDeclaration,
+  RuleContext,
+  RuleStatus,
+} from "./rules.ts";
+export { isRuleViolation, RULE_CODE_PATTERN, RuleViolation } from "./rules.ts";
 export {
   DEFAULT_DEPRECATED_AT,
   DEFAULT_SUNSET_AT,

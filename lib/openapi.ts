@@ -5,7 +5,7 @@
  */
 import type { JsonSchema } from "@valibot/to-json-schema";
 import { toJsonSchema, toJsonSchemaDefs } from "@valibot/to-json-schema";
-import type { ErrorCode } from "./errors.ts";
+import type { AnyErrorCode, ErrorCode } from "./errors.ts";
 import { ERRORS } from "./errors.ts";
 import { REQUEST_ID_PATTERN } from "./patterns.ts";
 import {
@@ -36,6 +36,8 @@ export interface OpenApiOptions {
   deprecatedAt?: Date;
   /** When getPet goes away (default 2030-12-05), as in `createPetStore`. */
   sunsetAt?: Date;
+  /** The embedding application's rule codes (`createPetStore({ rules: { codes } })`): createPet's answers list them. */
+  ruleCodes?: readonly { code: string; status: number; description: string }[] | undefined;
 }
 
 const JSON_MEDIA = "application/json";
@@ -121,17 +123,43 @@ function headers(extra: Record<string, string> = {}): Json {
   return out;
 }
 
+type RuleCode = NonNullable<OpenApiOptions["ruleCodes"]>[number];
+
+/**
+ * createPet's error answers: the table's, with the application's rule codes added under their
+ * statuses (a rule's 400 beside `invalid_body`, a 403, 409 or 422 of its own).
+ */
+function createPetErrors(ruleCodes: readonly RuleCode[]): Json {
+  const byStatus = new Map<number, AnyErrorCode[]>([[400, ["invalid_body", "malformed_json"]]]);
+  for (const { code, status } of ruleCodes) byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
+  const out: Json = {};
+  for (const [status, codes] of [...byStatus].sort(([a], [b]) => a - b)) {
+    out[String(status)] = errorResponse(codes, {}, ruleCodes);
+    if (status === 400) {
+      out["413"] = errorResponse(["payload_too_large"]);
+      out["415"] = errorResponse(["unsupported_media_type"]);
+    }
+  }
+  return out;
+}
+
 const DEPRECATION_HEADERS = { Deprecation: "Deprecation", Sunset: "Sunset", Link: "Link-Successor" };
 
 /**
  * The answer for one status of the error table: the Error schema narrowed to the codes this
  * operation can produce with that status, and one example per code.
  */
-function errorResponse(codes: ErrorCode[], extraHeaders: Record<string, string> = {}): Json {
-  const status = ERRORS[codes[0] as ErrorCode].status;
+function errorResponse(
+  codes: AnyErrorCode[],
+  extraHeaders: Record<string, string> = {},
+  rules: readonly RuleCode[] = [],
+): Json {
+  const messageOf = (code: AnyErrorCode): string =>
+    rules.find((r) => r.code === code)?.description ?? ERRORS[code as ErrorCode].message;
+  const status = rules.find((r) => r.code === codes[0])?.status ?? ERRORS[codes[0] as ErrorCode].status;
   const examples: Json = {};
-  for (const code of codes) examples[code] = { value: { code, message: ERRORS[code].message, status } };
-  const byCode = codes.map((code) => `\`${code}\`: ${ERRORS[code].message}`).join(" ");
+  for (const code of codes) examples[code] = { value: { code, message: messageOf(code), status } };
+  const byCode = codes.map((code) => `\`${code}\`: ${messageOf(code)}`).join(" ");
   const named: Record<string, string> = {};
   if (codes.includes("unauthorized")) named["WWW-Authenticate"] = "WWW-Authenticate";
   if (codes.includes("storage_unavailable")) named["Retry-After"] = "Retry-After";
@@ -168,7 +196,12 @@ const security = [{ bearerAuth: [] }];
 
 const petExample = { id: 1, name: "Rex", categoryId: 1, status: "available" };
 
-function paths(query: Record<string, Json>, schemas: Record<string, Json>, sunset: string): Json {
+function paths(
+  query: Record<string, Json>,
+  schemas: Record<string, Json>,
+  sunset: string,
+  ruleCodes: readonly RuleCode[],
+): Json {
   const { description: _idDescription, ...petIdSchema } = schemas.Pet.properties.id;
   const requestId = ref("#/components/parameters/X-Request-Id");
   return {
@@ -234,9 +267,7 @@ function paths(query: Record<string, Json>, schemas: Record<string, Json>, sunse
             headers: headers({ Location: "Location" }),
             content: { [JSON_MEDIA]: { schema: ref(`${SCHEMAS}Pet`), example: petExample } },
           },
-          "400": errorResponse(["invalid_body", "malformed_json"]),
-          "413": errorResponse(["payload_too_large"]),
-          "415": errorResponse(["unsupported_media_type"]),
+          ...createPetErrors(ruleCodes),
           ...commonErrors(),
         },
       },
@@ -294,6 +325,13 @@ export function buildOpenApi(options: OpenApiOptions = {}): Json {
   const sunsetAt = options.sunsetAt ?? DEFAULT_SUNSET_AT;
   const sunset = sunsetAt.toISOString().slice(0, 10);
   const { schemas, query } = schemaComponents();
+  const ruleCodes = options.ruleCodes ?? [];
+  // The Error schema's code lists the table's codes; a served document adds the application's.
+  const error = schemas.Error;
+  if (ruleCodes.length > 0 && Array.isArray(error?.properties?.code?.enum)) {
+    const code = { ...error.properties.code, enum: [...error.properties.code.enum, ...ruleCodes.map((r) => r.code)] };
+    schemas.Error = { ...error, properties: { ...error.properties, code } };
+  }
   const server = (description: string, url: string): Json => ({
     url: "{baseUrl}",
     description,
@@ -319,7 +357,7 @@ export function buildOpenApi(options: OpenApiOptions = {}): Json {
     ],
     security,
     tags: [{ name: "pets", description: "The animals of the catalogue." }],
-    paths: paths(query, schemas, sunset),
+    paths: paths(query, schemas, sunset, ruleCodes),
     components: {
       schemas,
       parameters: {

@@ -8,6 +8,8 @@ import type { Awaitable } from "./awaitable.ts";
 import { isPromise } from "./awaitable.ts";
 import { decodeCursor, encodeCursor } from "./cursor.ts";
 import { PetStoreError, storageUnavailable } from "./errors.ts";
+import type { CheckedNewPet, CheckedRules, RuleContext } from "./rules.ts";
+import { isRuleViolation, scopeOfToken } from "./rules.ts";
 import type { NewPet as NewPetInput, Pet, PetStatus } from "./schemas.ts";
 import { DEFAULT_LIMIT, issueDetails, ListQuery, MAX_ID, NewPet } from "./schemas.ts";
 import type { PetStorage } from "./storage/port.ts";
@@ -31,14 +33,42 @@ export type ListPetsInput = ListQuery;
 /** What `createPet` takes: a NewPet. Checked at run time as well (a bad body is `invalid_body`). */
 export type { NewPetInput };
 
+/**
+ * Who asks for an in-process create, for the business rules' `context`: a request id (default a
+ * new one) and a scope (default none). @example await store.createPet(pet, { scope: "tenant-a" })
+ */
+export interface CreateContext {
+  requestId?: string;
+  scope?: string;
+}
+
 /** The spec's three operations, as plain async functions. */
 export interface Operations {
   /** Pets in ascending id order. @example const { pets, nextCursor } = await store.listPets({ status: "sold", limit: 10 }) */
   listPets(query?: ListPetsInput): Promise<PetPage>;
-  /** Validates a NewPet and stores it. @example await store.createPet({ name: "Rex", categoryId: 1 }) */
-  createPet(input: NewPetInput): Promise<Pet>;
+  /**
+   * Validates a NewPet, runs the business rules and stores it; rejects with the rule's
+   * `RuleViolation` when `beforeCreate` refuses it. @example await store.createPet({ name: "Rex", categoryId: 1 })
+   */
+  createPet(input: NewPetInput, context?: CreateContext): Promise<Pet>;
   /** The pet with this id; `pet_not_found` when there is none. Accepts a number or a decimal string. */
   getPet(id: number | string): Promise<Pet>;
+}
+
+/** Who asks for a create, as the handler or the store knows it. */
+export interface Caller {
+  requestId: string;
+  token?: string | undefined;
+  scope?: string | undefined;
+  /** Report a rule's unexpected failure to onError here (in process; over HTTP the handler reports the 500). */
+  report?: boolean;
+}
+
+/** What the operations need besides the storage. */
+export interface OperationOptions {
+  timeoutMs: number;
+  rules?: CheckedRules | undefined;
+  onError?: (error: unknown) => void;
 }
 
 /** The list query once checked: what the core's `listPets` takes. */
@@ -130,12 +160,17 @@ function notAPet(kind: string, value: unknown): PetStoreError {
 export interface CoreOperations {
   /** A page, from a query already checked (status a PetStatus, limit 1..100). */
   listPets(query: CheckedListQuery): Awaitable<PetPage>;
-  /** Validates the input (JavaScript callers may pass anything) and stores the pet. */
-  createPet(input: unknown): Awaitable<Pet>;
+  /**
+   * Validates the input (JavaScript callers may pass anything), runs the rules and stores the
+   * pet. `caller` gives the rules' context: the request id, and the bearer token (over HTTP, turned
+   * into a scope here, only when there are rules) or a scope (in process).
+   */
+  createPet(input: unknown, caller?: Caller): Awaitable<Pet>;
   getPet(id: number | string): Awaitable<Pet>;
 }
 
-export function createOperations(storage: PetStorage, timeoutMs: number): CoreOperations {
+export function createOperations(storage: PetStorage, options: OperationOptions | number): CoreOperations {
+  const { timeoutMs, rules, onError = () => {} } = typeof options === "number" ? { timeoutMs: options } : options;
   const guarded = guardStorage(timeoutMs, storage.inProcess === true);
   // In-process storage builds every value it returns from what the core validated: a page from
   // it is not checked pet by pet (reading each one would be the most of its cost).
@@ -189,7 +224,7 @@ export function createOperations(storage: PetStorage, timeoutMs: number): CoreOp
     return isPromise(pet) ? pet.then((p) => petOf(p, petId)) : petOf(pet, petId);
   }
 
-  function createPet(input: unknown): Awaitable<Pet> {
+  function createPet(input: unknown, caller?: Caller): Awaitable<Pet> {
     const parsed = v.safeParse(NewPet, input);
     if (!parsed.success) {
       const details = issueDetails(parsed.issues);
@@ -200,9 +235,70 @@ export function createOperations(storage: PetStorage, timeoutMs: number): CoreOp
       throw new PetStoreError("invalid_body", message, { details });
     }
     const { name, categoryId, status = "available" } = parsed.output;
-    const pet = guarded(() => storage.create({ name, categoryId, status }));
+    if (rules !== undefined) return createWithRules(rules, { name, categoryId, status }, caller);
+    return store({ name, categoryId, status });
+  }
+
+  function store(data: CheckedNewPet): Awaitable<Pet> {
+    const pet = guarded(() => storage.create({ name: data.name, categoryId: data.categoryId, status: data.status }));
     if (trusted) return pet;
     return isPromise(pet) ? pet.then(checked) : checked(pet);
+  }
+
+  /** beforeCreate, the create, then afterCreate (waited for, bounded, its failures only reported). */
+  async function createWithRules(r: CheckedRules, data: CheckedNewPet, caller: Caller | undefined): Promise<Pet> {
+    const context: RuleContext = Object.freeze({
+      requestId: caller?.requestId ?? "",
+      scope: caller?.token !== undefined ? scopeOfToken(caller.token) : caller?.scope,
+    });
+    if (r.beforeCreate !== undefined) {
+      try {
+        // A copy: what the rule sees cannot change what is stored.
+        await r.beforeCreate(Object.freeze({ ...data }), context);
+      } catch (error) {
+        if (isRuleViolation(error)) throw error;
+        const failure = new PetStoreError("internal_error", undefined, {
+          cause: new Error("rules.beforeCreate threw something other than a RuleViolation", { cause: error }),
+        });
+        if (caller?.report === true) report(failure);
+        throw failure;
+      }
+    }
+    const pet = await store(data);
+    if (r.afterCreate !== undefined) await afterCreate(r.afterCreate, pet, context);
+    return pet;
+  }
+
+  function report(error: unknown): void {
+    try {
+      onError(error);
+    } catch {}
+  }
+
+  /** Runs afterCreate on a copy of the pet, for at most the operation time-out; never throws. */
+  async function afterCreate(rule: NonNullable<CheckedRules["afterCreate"]>, pet: Pet, context: RuleContext) {
+    let timer: NodeJS.Timeout | undefined;
+    const failed = (error: unknown) =>
+      report(new Error("rules.afterCreate failed; the pet is stored and the answer is unchanged", { cause: error }));
+    try {
+      const done = Promise.resolve(rule({ ...pet }, context));
+      const late = new Promise<"late">((resolve) => {
+        timer = setTimeout(() => resolve("late"), timeoutMs);
+      });
+      const outcome = await Promise.race([done, late]);
+      if (outcome === "late") {
+        report(
+          new Error(
+            `rules.afterCreate took longer than ${timeoutMs} ms: the answer was sent without waiting further (pet ${pet.id})`,
+          ),
+        );
+        done.then(undefined, failed);
+      }
+    } catch (error) {
+      failed(error);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   return { listPets, createPet, getPet };

@@ -2,7 +2,7 @@
  * Building the responses the core returns: every one carries the same four headers, and every
  * error is the contract's Error body with the status its code maps to (lib/errors.ts).
  */
-import type { Refusal } from "./errors.ts";
+import type { ErrorCode, Refusal } from "./errors.ts";
 import { ERRORS } from "./errors.ts";
 import type { PetStoreResponse } from "./http.ts";
 import type { JsonText } from "./json.ts";
@@ -54,7 +54,7 @@ export function errorResponse(
   requestId: string,
   extra?: Record<string, string>,
 ): PetStoreResponse {
-  const status = ERRORS[error.code].status;
+  const status = error.status ?? ERRORS[error.code as ErrorCode].status;
   const headers = error.code === "storage_unavailable" ? { ...extra, "retry-after": "1" } : extra;
   const body = { code: error.code, message: error.message, status, details: error.details };
   return jsonResponse(status, JSON.stringify(body), head, requestId, headers);

@@ -12,6 +12,8 @@ import { openApiRoute } from "./openapi.ts";
 import type { Operations } from "./operations.ts";
 import { checkListQuery, createOperations, guardStorage } from "./operations.ts";
 import { BASE_PATH_PATTERN } from "./patterns.ts";
+import type { PetStoreRules } from "./rules.ts";
+import { checkRules, inProcessContext } from "./rules.ts";
 import { DEFAULT_DEPRECATED_AT, DEFAULT_SUNSET_AT } from "./schemas.ts";
 import { memoryStorage } from "./storage/memory.ts";
 import type { PetStorage } from "./storage/port.ts";
@@ -31,8 +33,17 @@ export interface PetStoreOptions {
   deprecatedAt?: Date;
   /** When getPet goes away (the `Sunset` header). Default 2030-12-05. */
   sunsetAt?: Date;
-  /** Called with every unexpected error (answered 500) and every invalid stored value. */
+  /**
+   * Called with every unexpected error (answered 500), every invalid stored value, and every
+   * failure of a business rule (see `rules`).
+   */
   onError?: (error: unknown) => void;
+  /**
+   * The application's own business rules, applied on every path (any adapter, and `createPet`):
+   * `beforeCreate` may refuse a create with a `RuleViolation`; `afterCreate` runs once the pet is
+   * stored; `codes` lists the rule codes in the served OpenAPI document. See docs/rules.md.
+   */
+  rules?: PetStoreRules;
 }
 
 /** A store's answer to one request, without a promise when nothing had to wait. */
@@ -67,6 +78,7 @@ const OPTIONS = new Set([
   "deprecatedAt",
   "sunsetAt",
   "onError",
+  "rules",
 ]);
 
 /** Throws a clear TypeError for an option that is unknown or not what it must be. */
@@ -134,7 +146,8 @@ export function createPetStore(options: PetStoreOptions): PetStore {
   const maxBodyBytes = checkPositive("maxBodyBytes", options.maxBodyBytes ?? 64 * 1024);
   const timeoutMs = checkPositive("operationTimeoutMs", options.operationTimeoutMs ?? 2000);
   const onError = options.onError ?? ((error: unknown) => console.error("petstore: unexpected error", error));
-  const ops = createOperations(storage, timeoutMs);
+  const rules = checkRules(options.rules);
+  const ops = createOperations(storage, { timeoutMs, rules, onError: (error) => onError(error) });
   const { handle, respond } = createHandler(ops, {
     basePath,
     maxBodyBytes,
@@ -144,14 +157,20 @@ export function createPetStore(options: PetStoreOptions): PetStore {
     onError: (error) => onError(error),
     stablePets: storage.inProcess === true,
     publicRoutes: {
-      "openapi.json": openApiRoute({ basePath, deprecatedAt: options.deprecatedAt, sunsetAt: options.sunsetAt }),
+      "openapi.json": openApiRoute({
+        basePath,
+        deprecatedAt: options.deprecatedAt,
+        sunsetAt: options.sunsetAt,
+        ruleCodes: rules?.codes,
+      }),
     },
   });
   let closing: Promise<void> | undefined;
 
   return {
     listPets: async (query) => ops.listPets(checkListQuery(query)),
-    createPet: async (input) => ops.createPet(input),
+    createPet: async (input, context) =>
+      ops.createPet(input, rules === undefined ? undefined : { ...inProcessContext(context), report: true }),
     getPet: async (id) => ops.getPet(id),
     handle,
     respond,

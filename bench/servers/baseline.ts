@@ -4,6 +4,7 @@
  *   - "node-list": bare node:http; checks the bearer header, answers the same pets as a
  *     pre-serialised string with the same response headers (BENCH_REFERENCE, taken from ours);
  *   - "hapi-list": the same from a bare hapi route;
+ *   - "fastify-list": the same from a bare Fastify route;
  *   - "node-create": bare node:http; checks the bearer header, reads the body, JSON.parses it,
  *     assigns an id and answers 201 with the pet and the same headers as ours.
  * Every answer gets a fresh x-request-id, as ours does.
@@ -11,6 +12,7 @@
 import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import Hapi from "@hapi/hapi";
+import Fastify from "fastify";
 import { exitWithParent, tellParent } from "../child.ts";
 
 const mode = process.argv[2];
@@ -113,6 +115,23 @@ if (mode === "node-list") {
   await server.start();
   exitWithParent(() => server.stop({ timeout: 1000 }));
   tellParent({ type: "ready", port: Number(server.info.port) });
+} else if (mode === "fastify-list") {
+  const ref = reference();
+  const app = Fastify();
+  app.get(ref.path.split("?")[0] as string, (request, reply) => {
+    if (request.headers.authorization !== authorization) {
+      reply.code(401).header("content-type", JSON_TYPE).send(UNAUTHORIZED);
+      return;
+    }
+    if (request.url !== ref.path) {
+      reply.code(404).send("{}");
+      return;
+    }
+    reply.code(ref.status).headers(ref.headers).header("x-request-id", randomUUID()).send(ref.body);
+  });
+  await app.listen({ port: 0, host: "127.0.0.1" });
+  exitWithParent(() => app.close());
+  tellParent({ type: "ready", port: (app.server.address() as { port: number }).port });
 } else {
   throw new Error(`bench/servers/baseline.ts: unknown mode ${JSON.stringify(mode)}`);
 }

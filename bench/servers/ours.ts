@@ -1,11 +1,13 @@
 /**
  * Our server under test, in a child process: argv[2] is "standalone" (adapters/server.ts's
  * startServer, memory storage, request logs on (BENCH_LOG_LEVEL, default info), as `npm start`
- * runs it; stdout is discarded by the parent) or "hapi" (the hapi plugin on a hapi server). The store gets BENCH_PETS pets, then
+ * runs it; stdout is discarded by the parent), "hapi" (the hapi plugin on a hapi server) or "fastify" (the
+ * Fastify plugin on a Fastify server). The store gets BENCH_PETS pets, then
  * the child tells its parent the port and serves until told to stop.
  */
 import { createServer } from "node:http";
 import Hapi from "@hapi/hapi";
+import Fastify from "fastify";
 import type { PetStore } from "../../lib/index.ts";
 import { exitWithParent, tellParent } from "../child.ts";
 import { benchPet } from "../fill.ts";
@@ -14,6 +16,7 @@ import { benchPet } from "../fill.ts";
 // whose transform names every function it creates at run time.
 const dist = new URL("../../dist/", import.meta.url).href;
 const { petStorePlugin } = (await import(`${dist}adapters/hapi.js`)) as typeof import("../../adapters/hapi.ts");
+const { petStore } = (await import(`${dist}adapters/fastify.js`)) as typeof import("../../adapters/fastify.ts");
 const { createNodeHandler } = (await import(
   `${dist}adapters/node-http.js`
 )) as typeof import("../../adapters/node-http.ts");
@@ -66,6 +69,17 @@ if (mode === "standalone") {
     await store.close();
   });
   tellParent({ type: "ready", port: Number(server.info.port) });
+} else if (mode === "fastify") {
+  const store = createPetStore({ auth: [key] });
+  await fillStore(store);
+  const app = Fastify();
+  await app.register(petStore, { store });
+  await app.listen({ port: 0, host: "127.0.0.1" });
+  exitWithParent(async () => {
+    await app.close();
+    await store.close();
+  });
+  tellParent({ type: "ready", port: (app.server.address() as { port: number }).port });
 } else {
-  throw new Error(`bench/servers/ours.ts: unknown mode ${JSON.stringify(mode)} (standalone or hapi)`);
+  throw new Error(`bench/servers/ours.ts: unknown mode ${JSON.stringify(mode)} (standalone, hapi or fastify)`);
 }

@@ -237,5 +237,11 @@ export function memoryStorage(options: MemoryStorageOptions = {}): PetStorage {
     async close() {
       await values.disconnect();
     },
+    /** Forgets every pet; ids start again at 1. */
+    async clear() {
+      table.clear();
+      for (const status of PET_STATUSES) byStatus[status] = new StatusIndex(status);
+      lastId = 0;
+    },
   };
 }

@@ -42,4 +42,14 @@ export interface PetStorage {
   ping(): Promise<void>;
   /** Releases connections. Idempotent. */
   close(): Promise<void>;
+  /**
+   * Removes everything this store wrote, and only that: its pets, its index, its id sequence
+   * (ids start again at 1) and any other record under its own namespace or tables, never the
+   * data of another store sharing the backend. For tests (the test kit's `reset()`): calls made
+   * while it runs may see part of the old data. Optional for storages written elsewhere.
+   *
+   * A store over `inProcess` storage caches each pet's JSON text by id: clear such a storage
+   * through the test kit (which does not let the store cache) or make a new store after it.
+   */
+  clear?(): Promise<void>;
 }

@@ -203,5 +203,27 @@ export async function postgresStorage(options: PostgresStorageOptions): Promise<
       closing ??= pool.end().catch(() => {});
       return closing;
     },
+    /** Empties this store's own tables (`<table>_*` that it created) and restarts its sequence at 1, in one transaction. */
+    async clear() {
+      ensureOpen();
+      const client = await pool.connect();
+      try {
+        await client.query("BEGIN");
+        const own = [`${table}_index`, `${table}_values`, `${table}_idempotency`];
+        const { rows } = await client.query(
+          "SELECT table_name FROM information_schema.tables WHERE table_schema = $1 AND table_name = ANY($2)",
+          [schema, own],
+        );
+        const tables = rows.map((row) => `${schema}.${String(row.table_name)}`);
+        if (tables.length > 0) await client.query(`TRUNCATE ${tables.join(", ")}`);
+        await client.query(`ALTER SEQUENCE ${t}_id_seq RESTART WITH 1`);
+        await client.query("COMMIT");
+        client.release();
+      } catch (error) {
+        await client.query("ROLLBACK").catch(() => {});
+        client.release(error instanceof Error ? error : new Error(String(error)));
+        throw error;
+      }
+    },
   };
 }

@@ -4,7 +4,8 @@
  * page is one `ZRANGEBYSCORE … LIMIT` (O(log n + limit)) whatever the filter.
  *
  * Every key starts with `<namespace>:` (values are `<namespace>::<id>`, as @keyv/redis writes
- * them), so several stores and the host's own data share one server; nothing here ever deletes.
+ * them), so several stores and the host's own data share one server; only `clear()` (for tests)
+ * deletes, and only under its own namespace.
  * The client fails fast: no offline queue (a call while disconnected rejects at once), a
  * connect and command time-out, and a reconnect strategy that retries forever at most every
  * 500 ms, so the service recovers by itself when Redis returns.
@@ -150,6 +151,16 @@ export async function redisStorage(options: RedisStorageOptions): Promise<PetSto
     close() {
       closing ??= closeClient(client, timeoutMs);
       return closing;
+    },
+    /**
+     * Deletes every key under `<namespace>:` (values, sequence, indexes and any other record of
+     * this store), found with SCAN, never KEYS or FLUSHDB: other namespaces are untouched.
+     */
+    async clear() {
+      ensureOpen();
+      for await (const keys of client.scanIterator({ MATCH: `${namespace}:*`, COUNT: 1000 })) {
+        if (keys.length > 0) await client.unlink(keys);
+      }
     },
   };
 }

@@ -175,5 +175,16 @@ export async function sqliteStorage(options: SqliteStorageOptions): Promise<PetS
       await query("SELECT 1");
     },
     close,
+    /** Empties this store's own tables (`<table>_*` that it created) and restarts its sequence at 1. */
+    async clear() {
+      ensureOpen();
+      const own = [`${t}_index`, `${t}_values`, `${t}_idempotency`];
+      const found = await query(
+        `SELECT name FROM sqlite_master WHERE type = 'table' AND name IN (${own.map(() => "?").join(", ")})`,
+        ...own,
+      );
+      for (const { name } of found) await query(`DELETE FROM "${String(name)}"`);
+      await query(`UPDATE ${t}_seq SET value = 0 WHERE id = 1`);
+    },
   };
 }

@@ -124,6 +124,24 @@ test("bench: run.ts measures the scenarios asked for, prints the table and the t
   }
 });
 
+test("bench: T1 measures how long startTestServer() takes to be ready and judges it against 100 ms", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "petstore-bench-"));
+  try {
+    const out = join(dir, "results.json");
+    const run = await bench(["--quick", "--out", out, "T1"]);
+    assert.is(run.status, 0, run.stderr);
+    assert.match(
+      run.stdout,
+      /^\| T1 \| startTestServer\(\) ready, first start \| [0-9.,]+ \| — \| ms \| — \| ≤ 100 ms \| (pass|miss) \|/m,
+    );
+    const results = JSON.parse(readFileSync(out, "utf8"));
+    assert.is(results.rows[0].id, "T1");
+    assert.ok(results.rows[0].ours > 0, "the milliseconds were measured");
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test("bench: --readme with --quick or scenario ids is refused before anything runs, and the README is left as it was", async () => {
   const readme = readFileSync(join(ROOT, "README.md"), "utf8");
   for (const args of [

@@ -1,18 +1,23 @@
 /**
- * The four targets of the conformance suite, each serving a fresh memory store with one key:
+ * The targets of the conformance suite, each serving a fresh memory store with one key:
  * `handle()` called directly, the Node adapter through node-mocks-http, the hapi plugin through
- * `server.inject`, and the standalone server over a real socket.
+ * `server.inject`, and over real sockets the standalone server, the Fastify plugin, and the Node
+ * adapter in Express 4 and 5 (at the root, and under a mount path).
  */
 import { EventEmitter } from "node:events";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import http from "node:http";
 import Hapi from "@hapi/hapi";
+import express5 from "express";
+import express4 from "express4";
+import Fastify from "fastify";
 import { createRequest, createResponse } from "node-mocks-http";
+import { petStore, petStoreFrameworkErrors } from "../../adapters/fastify.ts";
 import { petStorePlugin } from "../../adapters/hapi.ts";
 import { createLogger } from "../../adapters/logger.ts";
 import { createNodeHandler } from "../../adapters/node-http.ts";
 import { startServer } from "../../adapters/server.ts";
-import type { PetStore } from "../../lib/index.ts";
+import type { PetStore, PetStoreRules } from "../../lib/index.ts";
 import { createPetStore } from "../../lib/index.ts";
 
 export const KEY = "conformance-key";
@@ -33,16 +38,29 @@ export interface Answer {
 }
 
 export interface Session {
-  /** The store behind the target, to seed pets without HTTP. */
+  /** The store behind the target. */
   store: PetStore;
   send(req: Req): Promise<Answer>;
   close(): Promise<void>;
+  /** The server's origin ("http://127.0.0.1:PORT") when the target listens on a socket. */
+  url?: string;
+}
+
+/** What a case may ask of the store behind a target (business rules). */
+export interface StoreSetup {
+  rules?: PetStoreRules;
 }
 
 export interface Target {
   name: string;
-  open(): Promise<Session>;
+  /** The store's base path as served (default "/v1"; a mount path included, "/shop/v1"). */
+  basePath?: string;
+  /** True when every session listens on a socket (has a `url`): the published suite also runs over it. */
+  overSocket?: boolean;
+  open(setup?: StoreSetup): Promise<Session>;
 }
+
+export const baseOf = (target: Target): string => target.basePath ?? "/v1";
 
 /** The headers as sent on the wire: lower-case names, and Content-Length unless the body is chunked. */
 export function wireHeaders(req: Req): Record<string, string> {
@@ -64,8 +82,8 @@ function textHeaders(headers: Record<string, unknown>): Record<string, string> {
 
 const direct: Target = {
   name: "handle()",
-  async open() {
-    const store = createPetStore({ auth: [KEY] });
+  async open(setup = {}) {
+    const store = createPetStore({ auth: [KEY], ...setup });
     return {
       store,
       send: (req) =>
@@ -82,8 +100,8 @@ const direct: Target = {
 
 const nodeMocks: Target = {
   name: "node-http (node-mocks-http)",
-  async open() {
-    const store = createPetStore({ auth: [KEY] });
+  async open(setup = {}) {
+    const store = createPetStore({ auth: [KEY], ...setup });
     const listener = createNodeHandler(store);
     return {
       store,
@@ -124,8 +142,8 @@ const nodeMocks: Target = {
 
 const hapi: Target = {
   name: "hapi (server.inject)",
-  async open() {
-    const store = createPetStore({ auth: [KEY] });
+  async open(setup = {}) {
+    const store = createPetStore({ auth: [KEY], ...setup });
     const server = Hapi.server();
     await server.register({ plugin: petStorePlugin, options: { store } });
     // shot always adds Content-Length; on the wire a chunked request has none (Node refuses both).
@@ -152,54 +170,137 @@ const hapi: Target = {
   },
 };
 
+/** Sends requests to a server on 127.0.0.1:port, one keep-alive socket at a time. */
+function overHttp(port: number) {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  return {
+    url: `http://127.0.0.1:${port}`,
+    close: () => agent.destroy(),
+    send(req: Req): Promise<Answer> {
+      return new Promise((resolve, reject) => {
+        const headers = wireHeaders(req);
+        const request = http.request(
+          { host: "127.0.0.1", port, method: req.method, path: req.path, headers, agent, timeout: 10_000 },
+          (res) => {
+            const chunks: Buffer[] = [];
+            res.on("data", (chunk: Buffer) => chunks.push(chunk));
+            res.on("end", () =>
+              resolve({
+                status: res.statusCode ?? 0,
+                headers: textHeaders(res.headers),
+                body: Buffer.concat(chunks).toString("utf8"),
+              }),
+            );
+          },
+        );
+        request.on("error", reject);
+        request.on("timeout", () => request.destroy(new Error("no answer within 10 s")));
+        if (req.body !== undefined) request.write(req.body);
+        request.end();
+      });
+    },
+  };
+}
+
 const standalone: Target = {
   name: "standalone server (socket)",
-  async open() {
+  overSocket: true,
+  async open(setup = {}) {
     const server = await startServer(
       { port: 0, host: "127.0.0.1", storage: "memory", basePath: "/v1", logLevel: "silent", apiKeys: [KEY] },
-      { logger: createLogger("silent") },
+      { logger: createLogger("silent"), ...setup },
     );
-    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    const client = overHttp(server.port);
     return {
       store: server.store,
-      send(req) {
-        return new Promise((resolve, reject) => {
-          const headers = wireHeaders(req);
-          const request = http.request(
-            {
-              host: "127.0.0.1",
-              port: server.port,
-              method: req.method,
-              path: req.path,
-              headers,
-              agent,
-              timeout: 10_000,
-            },
-            (res) => {
-              const chunks: Buffer[] = [];
-              res.on("data", (chunk: Buffer) => chunks.push(chunk));
-              res.on("end", () =>
-                resolve({
-                  status: res.statusCode ?? 0,
-                  headers: textHeaders(res.headers),
-                  body: Buffer.concat(chunks).toString("utf8"),
-                }),
-              );
-            },
-          );
-          request.on("error", reject);
-          request.on("timeout", () => request.destroy(new Error("no answer within 10 s")));
-          if (req.body !== undefined) request.write(req.body);
-          request.end();
-        });
-      },
+      url: client.url,
+      send: client.send,
       async close() {
-        agent.destroy();
+        client.close();
         await server.close();
       },
     };
   },
 };
 
+/** Listens on 127.0.0.1 with a free port; closes with its connections. */
+async function listen(listener: http.RequestListener) {
+  const server = http.createServer(listener);
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    port: (server.address() as { port: number }).port,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+const fastify: Target = {
+  name: "fastify plugin (socket)",
+  overSocket: true,
+  async open(setup = {}) {
+    const store = createPetStore({ auth: [KEY], ...setup });
+    const app = Fastify({ frameworkErrors: petStoreFrameworkErrors(store) });
+    app.get("/host", async () => ({ host: true })); // the host's own route beside the plugin
+    await app.register(petStore, { store });
+    await app.listen({ port: 0, host: "127.0.0.1" });
+    const client = overHttp((app.server.address() as { port: number }).port);
+    return {
+      store,
+      url: client.url,
+      send: client.send,
+      async close() {
+        client.close();
+        await app.close();
+        await store.close();
+      },
+    };
+  },
+};
+
+/** Express 4 or 5 with `app.use(createNodeHandler(store))` at the root or under `mount`, before express.json(). */
+function expressTarget(name: string, express: typeof express5, mount?: string): Target {
+  const basePath = `${mount ?? ""}/v1`;
+  return {
+    name: `${name}${mount ? ` mounted at ${mount}` : ""} (socket)`,
+    basePath,
+    overSocket: true,
+    async open(setup = {}) {
+      const store = createPetStore({ auth: [KEY], basePath, ...setup });
+      const app = express();
+      if (mount) app.use(mount, createNodeHandler(store));
+      else app.use(createNodeHandler(store));
+      app.use(express.json()); // the host's parser, after the store as the README says
+      app.get("/host", (_req, res) => {
+        res.json({ host: true });
+      });
+      const server = await listen(app);
+      const client = overHttp(server.port);
+      return {
+        store,
+        url: client.url,
+        send: client.send,
+        async close() {
+          client.close();
+          await server.close();
+          await store.close();
+        },
+      };
+    },
+  };
+}
+
 /** Every target the suite runs against. */
-export const TARGETS: readonly Target[] = [direct, nodeMocks, hapi, standalone];
+export const TARGETS: readonly Target[] = [
+  direct,
+  nodeMocks,
+  hapi,
+  standalone,
+  fastify,
+  expressTarget("express 4", express4),
+  expressTarget("express 4", express4, "/shop"),
+  expressTarget("express 5", express5),
+  expressTarget("express 5", express5, "/shop"),
+];

@@ -2,11 +2,12 @@
 import { readFileSync } from "node:fs";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { TARGETS } from "../conformance/targets.ts";
+import { baseOf, TARGETS } from "../conformance/targets.ts";
 
 const committed = JSON.parse(readFileSync(new URL("../../openapi.json", import.meta.url), "utf8"));
 
-for (const target of TARGETS) {
+// The committed document describes the default base path, /v1 (a mounted target serves its own).
+for (const target of TARGETS.filter((t) => baseOf(t) === "/v1")) {
   test(`${target.name}: GET /v1/openapi.json without a key answers 200 with the committed openapi.json; HEAD too, without a body`, async () => {
     const session = await target.open();
     try {

@@ -107,14 +107,15 @@ test("package: the tarball holds the compiled library and its docs, and no tests
   }
 });
 
-test("package: a JavaScript program runs the compiled core, the Node adapter, the hapi plugin and the docs handler from dist/", () => {
+test("package: a JavaScript program runs the compiled core, the Node adapter, the hapi plugin, the docs handler and the test kit from dist/", () => {
   writeFileSync(
     join(CONSUMER, "app.mjs"),
     `import { createServer } from "node:http";
 import { createRequire } from "node:module";
 import Hapi from "@hapi/hapi";
-import { createPetStore, isPetStoreError, openStorage } from "petstore-lib";
+import { createPetStore, isPetStoreError, openStorage, RuleViolation } from "petstore-lib";
 import { createDocsHandler } from "petstore-lib/docs";
+import { startTestServer } from "petstore-lib/testing";
 import { petStorePlugin } from "petstore-lib/hapi";
 import { createNodeHandler } from "petstore-lib/node-http";
 
@@ -149,6 +150,15 @@ await hapi.register({ plugin: petStorePlugin, options: { store } });
 const injected = await hapi.inject({ method: "GET", url: "/v1/pets/1", headers: auth });
 result.hapi = [injected.statusCode, injected.result ? JSON.parse(injected.payload).name : null, injected.headers.deprecation];
 
+const kit = await startTestServer({ pets: 2, rules: { beforeCreate: (p) => { if (p.categoryId > 3) throw new RuleViolation("unknown_category", "Not ours."); } } });
+kit.failNext(1, { status: 503 });
+const kitAuth = { authorization: "Bearer " + kit.key };
+const failed = await fetch(kit.url + "/pets", { headers: kitAuth });
+const kitList = await fetch(kit.url + "/pets", { headers: kitAuth });
+const refused = await fetch(kit.url + "/pets", { method: "POST", headers: { ...kitAuth, "content-type": "application/json" }, body: '{"name":"x","categoryId":9}' });
+result.testing = [kit.url.startsWith("http://127.0.0.1:") && kit.url.endsWith("/v1"), failed.status, (await kitList.json()).length, refused.status, (await refused.json()).code];
+await kit.close();
+
 // Optional storage drivers are not installed here: asking for one is one clear error.
 try { await openStorage("redis://127.0.0.1:6379"); } catch (error) { result.redis = error.name + ": " + error.message; }
 await store.close();
@@ -168,6 +178,7 @@ console.log(JSON.stringify(result));
   assert.is(result.docs[0], 503, "without swagger-ui-dist the docs page is unavailable");
   assert.match(result.docs[1], /optional package swagger-ui-dist: run npm install swagger-ui-dist/);
   assert.equal(result.hapi, [200, "Rex", "@1795564800"]);
+  assert.equal(result.testing, [true, 503, 2, 422, "unknown_category"], "petstore-lib/testing and rules from dist/");
   assert.match(result.redis, /^StorageConfigError: .*@keyv\/redis.*npm install @keyv\/redis/);
 });
 
@@ -204,6 +215,9 @@ import { petStorePlugin } from "petstore-lib/hapi";
 import { createNodeHandler } from "petstore-lib/node-http";
 import type { RunningServer, ServerConfig } from "petstore-lib/server";
 import { loadConfig, startServer } from "petstore-lib/server";
+import type { TestResponse, TestServer } from "petstore-lib/testing";
+import { createTestStore, startTestServer } from "petstore-lib/testing";
+import { RuleViolation } from "petstore-lib";
 
 const storage: PetStorage = memoryStorage();
 const store: PetStore = createPetStore({ storage, auth: apiKeys(["k"]), basePath: "/api/v1", maxBodyBytes: 1024 });
@@ -231,6 +245,10 @@ const config: ServerConfig = { port: 0, host: "127.0.0.1", storage: "memory", ba
 const running: Promise<RunningServer> = startServer(config);
 const loaded: ServerConfig = loadConfig({ PORT: "0" }, ["--log-level", "warn"]).config;
 void [id, next, status, redis, opened, running, loaded];
+const kit: TestServer = await startTestServer({ pets: 1, rules: { beforeCreate: () => { throw new RuleViolation("not_today", "No.", { status: 409 }); } } });
+const inject: TestResponse = await (await createTestStore()).request("GET", "/v1/pets", { headers: { "x-request-id": "a" } });
+kit.failNext(1, { status: 503, operation: "getPet" });
+void inject;
 
 // The types are precise, not any: each of these lines must be refused.
 // @ts-expect-error a pet's status is one of three strings
@@ -243,6 +261,10 @@ const code: ErrorCode = "teapot";
 createNodeHandler({});
 // @ts-expect-error fallback is a (req, res) function
 createNodeHandler(store, { fallback: "/" });
+// @ts-expect-error a failure is 503 or 500
+kit.failNext(1, { status: 404 });
+// @ts-expect-error a rule's status is 400, 403, 409 or 422
+new RuleViolation("abc", "m", { status: 500 });
 void [lost, code];
 `,
   );

@@ -28,6 +28,10 @@ export interface Raw {
   addToIndex(ns: string, id: number, status: PetStatus): Promise<void>;
   /** Sets the sequence so that the next id is `last + 1`. */
   setSequence(ns: string, last: number): Promise<void>;
+  /** Writes one record of another kind under the namespace (as idempotency records are: a table or key of its own). */
+  plantRecord(ns: string): Promise<void>;
+  /** How many such records the namespace holds. */
+  countRecords(ns: string): Promise<number>;
 }
 
 export interface Backend {
@@ -93,6 +97,19 @@ export function sqliteBackend(): Backend {
         ),
       addToIndex: (ns, id, status) => run(`INSERT INTO ${ns}_index (id, status) VALUES (?, ?)`, id, status),
       setSequence: (ns, last) => run(`UPDATE ${ns}_seq SET value = ? WHERE id = 1`, last),
+      async plantRecord(ns) {
+        await run(`CREATE TABLE IF NOT EXISTS ${ns}_idempotency (scope TEXT NOT NULL, key TEXT NOT NULL)`);
+        await run(`INSERT INTO ${ns}_idempotency (scope, key) VALUES ('s', 'k')`);
+      },
+      async countRecords(ns) {
+        await run("SELECT 1"); // opens the connection
+        const conn = db as import("sqlite3").Database;
+        return new Promise((resolve, reject) =>
+          conn.get(`SELECT count(*) AS n FROM ${ns}_idempotency`, (error, row: { n: number }) =>
+            error ? reject(error) : resolve(row.n),
+          ),
+        );
+      },
     },
     async cleanup() {
       const conn = db;
@@ -135,6 +152,12 @@ export function redisBackend(): Backend {
       },
       async setSequence(ns, last) {
         await (await raw()).set(`${ns}:seq`, String(last));
+      },
+      async plantRecord(ns) {
+        await (await raw()).set(`${ns}:idem:1:s:k`, "record");
+      },
+      async countRecords(ns) {
+        return (await (await raw()).exists(`${ns}:idem:1:s:k`)) as number;
       },
     },
     async cleanup(namespaces) {
@@ -189,10 +212,17 @@ export function postgresBackend(): Backend {
       async setSequence(ns, last) {
         await query(`SELECT setval('${ns}_id_seq', $1)`, [last]);
       },
+      async plantRecord(ns) {
+        await query(`CREATE TABLE IF NOT EXISTS ${ns}_idempotency (scope text NOT NULL, key text NOT NULL)`);
+        await query(`INSERT INTO ${ns}_idempotency (scope, key) VALUES ('s', 'k')`);
+      },
+      async countRecords(ns) {
+        return Number((await query(`SELECT count(*) AS n FROM ${ns}_idempotency`)).rows[0]?.n);
+      },
     },
     async cleanup(namespaces) {
       for (const ns of namespaces) {
-        await query(`DROP TABLE IF EXISTS ${ns}_values, ${ns}_index`);
+        await query(`DROP TABLE IF EXISTS ${ns}_values, ${ns}_index, ${ns}_idempotency`);
         await query(`DROP SEQUENCE IF EXISTS ${ns}_id_seq`);
       }
       const p = pool;

@@ -1,0 +1,167 @@
+/**
+ * The Fastify plugin: real Fastify routes under the store's base path that answer through the
+ * core, so that every status, header and body is the Node adapter's. Translation only.
+ *
+ * Fastify's body parsing is off on these routes: the plugin's own (encapsulated) context has one
+ * content-type parser that hands the unread request stream on, and the core reads it after
+ * routing and authentication, with its own size limit. The host's other routes, parsers, hooks,
+ * error and 404 handlers are untouched; its hooks run on these routes as on any other.
+ *
+ * @example
+ *   const app = Fastify();
+ *   await app.register(petStore, { store: createPetStore({ auth: ["my-key"] }) });
+ */
+import type { Readable } from "node:stream";
+import type {
+  FastifyError,
+  FastifyInstance,
+  FastifyPluginCallback,
+  FastifyReply,
+  FastifyRequest,
+  RouteHandlerMethod,
+} from "fastify";
+import fp from "fastify-plugin";
+import type { PetStore, PetStoreRequest, PetStoreResponse } from "../lib/index.ts";
+import { isPromise } from "../lib/index.ts";
+import { announcesBody, mustClose, readBody } from "./body.ts";
+
+type Store = Pick<PetStore, "respond" | "basePath" | "maxBodyBytes">;
+
+export interface PetStoreFastifyOptions {
+  /**
+   * The store to serve, from `createPetStore()`. Its `basePath` is where the routes live, in full:
+   * registered with a `prefix`, the base path must start with it (`prefix: "/shop"` and
+   * `basePath: "/shop/v1"`), so that Location and Link headers stay right.
+   */
+  store: Store;
+}
+
+/** The options Fastify itself reads from `register(plugin, options)`. */
+const FASTIFY_OPTIONS = new Set(["prefix", "logLevel", "logSerializers"]);
+
+/** Throws a clear error for anything but `{ store }` with a store from createPetStore(). */
+function checkOptions(options: unknown): Store {
+  const o = options as Partial<PetStoreFastifyOptions> | null | undefined;
+  if (o === null || typeof o !== "object") {
+    throw new TypeError("petstore-lib/fastify: register(plugin, { store }): options { store } are required");
+  }
+  for (const key of Object.keys(o)) {
+    if (key !== "store" && !FASTIFY_OPTIONS.has(key)) {
+      throw new TypeError(`petstore-lib/fastify: unknown option "${key}" (only "store" is accepted)`);
+    }
+  }
+  const store = o.store;
+  if (!store || typeof store.respond !== "function" || typeof store.basePath !== "string") {
+    throw new TypeError("petstore-lib/fastify: options.store must be a store from createPetStore()");
+  }
+  return store;
+}
+
+/** The stream our parser handed on, or the raw request when nothing was parsed (GET, no body). */
+function streamOf(request: FastifyRequest): Readable {
+  const body = request.body as Readable | undefined;
+  return body !== null && typeof body === "object" && typeof body.on === "function" ? body : request.raw;
+}
+
+/** Writes the core's response; `Connection: close` when an unread body could be too big to drain. */
+function send(store: Store, request: FastifyRequest, reply: FastifyReply, response: PetStoreResponse): void {
+  const raw = request.raw;
+  reply.code(response.status).headers(response.headers);
+  if (mustClose(raw, raw.headers, store.maxBodyBytes)) reply.header("connection", "close");
+  reply.send(response.body);
+}
+
+/** Responds to one request through the core: in this tick when nothing had to wait, else when the core has responded. */
+function respond(store: Store, request: FastifyRequest, reply: FastifyReply): void {
+  const raw = request.raw;
+  const url = raw.url ?? request.url; // the raw target, exactly as the Node adapter sees it
+  const q = url.indexOf("?");
+  const core: PetStoreRequest = {
+    method: raw.method ?? request.method,
+    path: q === -1 ? url : url.slice(0, q),
+    query: q === -1 ? "" : url.slice(q + 1),
+    headers: raw.headers,
+    body: announcesBody(raw.headers) ? (limit: number) => readBody(streamOf(request), limit) : undefined,
+  };
+  const response = store.respond(core);
+  if (isPromise(response)) response.then((r) => send(store, request, reply, r));
+  else send(store, request, reply, response);
+}
+
+function register(fastify: FastifyInstance, options: PetStoreFastifyOptions, done: (error?: Error) => void): void {
+  let error: Error | undefined;
+  try {
+    addRoutes(fastify, checkOptions(options));
+  } catch (e) {
+    error = e as Error; // a plugin's error is the host's register() or ready() rejecting
+  }
+  done(error);
+}
+
+function addRoutes(fastify: FastifyInstance, store: Store): void {
+  const prefix = fastify.prefix;
+  if (prefix !== "" && store.basePath !== prefix && !store.basePath.startsWith(`${prefix}/`)) {
+    throw new TypeError(
+      `petstore-lib/fastify: registered with prefix "${prefix}", the store's basePath must start with it ` +
+        `(createPetStore({ basePath: "${prefix}/v1" })) so that Location and Link headers stay right; ` +
+        `it is "${store.basePath}"`,
+    );
+  }
+  const base = store.basePath.slice(prefix.length); // Fastify adds the prefix back
+
+  // Body parsing off: this context's only parser hands the unread stream on to the core.
+  fastify.removeAllContentTypeParsers();
+  fastify.addContentTypeParser("*", (_request, payload, next) => next(null, payload));
+  // A Content-Type Fastify cannot even parse ("json") is refused before any parser: the core answers it.
+  fastify.setErrorHandler((error: FastifyError, request, reply) => {
+    if (error.code !== "FST_ERR_CTP_INVALID_MEDIA_TYPE") throw error; // to the host's error handler
+    respond(store, request, reply);
+  });
+
+  const handler: RouteHandlerMethod = function petStoreRoute(request, reply) {
+    respond(store, request, reply);
+  };
+  const own = { handler, exposeHeadRoute: false }; // HEAD is the core's, listed below
+  fastify.route({ ...own, method: ["GET", "HEAD", "POST"], url: `${base}/pets` });
+  fastify.route({ ...own, method: ["GET", "HEAD"], url: `${base}/pets/:petId` });
+  // Everything else under the base path: the core answers 404 not_found or 405 with Allow.
+  if (base !== "") fastify.all(base, handler);
+  fastify.all(`${base}/*`, handler);
+}
+
+/**
+ * The plugin: `fastify.register(petStore, { store })`. Register it once per store; several stores
+ * need different base paths. Fastify 5.
+ */
+export const petStore: FastifyPluginCallback<PetStoreFastifyOptions> = fp(register, {
+  fastify: "5.x",
+  name: "petstore-lib",
+  encapsulate: true, // keeps the raw-body parser and error handler on these routes only
+});
+
+/**
+ * For Fastify's `frameworkErrors` server option: a path under the base path that Fastify's router
+ * cannot percent-decode (`/v1/pets/%zz`) is refused by Fastify before any route or hook runs
+ * (400 FST_ERR_BAD_URL). With this, the core answers it as the contract says (400
+ * invalid_pet_id, or 404 not_found). Other framework errors go to `next`, or to Fastify's error
+ * handler.
+ *
+ * @example
+ *   const app = Fastify({ frameworkErrors: petStoreFrameworkErrors(store) });
+ */
+export function petStoreFrameworkErrors(
+  store: Store,
+  next?: (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => void,
+): (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => void {
+  checkOptions({ store });
+  const base = store.basePath;
+  return function frameworkErrors(error, request, reply) {
+    const url = request.raw.url ?? "";
+    const under = base === "" || url === base || url.startsWith(`${base}/`) || url.startsWith(`${base}?`);
+    if (error.code === "FST_ERR_BAD_URL" && under) return respond(store, request, reply);
+    if (next) return next(error, request, reply);
+    reply.code(error.statusCode ?? 500).send(error);
+  };
+}
+
+export default petStore;

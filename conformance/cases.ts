@@ -1,0 +1,462 @@
+/**
+ * The conformance cases, written once: each proves one rule of the contract against a target and
+ * rejects (an `AssertionError`) when the target breaks it. Pets are seeded through the API's own
+ * POST, so a case needs nothing but HTTP.
+ */
+import assert from "node:assert/strict";
+import type { Answer, Client, ConformanceTarget, Req } from "./client.ts";
+import { onTarget } from "./client.ts";
+
+interface Case {
+  /** The rule the case proves. */
+  name: string;
+  run(c: Client): Promise<void>;
+}
+
+const CHALLENGE = 'Bearer realm="petstore"';
+const CHALLENGE_INVALID = 'Bearer realm="petstore", error="invalid_token"';
+
+const auth = (c: Client) => ({ authorization: `Bearer ${c.key}` });
+const jsonBody = (c: Client) => ({ ...auth(c), "content-type": "application/json" });
+const deprecation = (c: Client) => ({
+  deprecation: "@1795564800",
+  sunset: "Thu, 05 Dec 2030 00:00:00 GMT",
+  link: `<${c.base}/pets>; rel="successor-version"`,
+});
+
+/** A GET of `path` under the base path ("" is the base path itself), with the key unless told. */
+const get = (c: Client, path: string, headers: Record<string, string> = auth(c)): Req => ({
+  method: "GET",
+  path: `${c.base}${path}` || "/",
+  headers,
+});
+const post = (
+  c: Client,
+  body: string | Uint8Array | undefined,
+  headers: Record<string, string> = jsonBody(c),
+): Req => ({
+  method: "POST",
+  path: `${c.base}/pets`,
+  headers,
+  ...(body === undefined ? {} : { body }),
+});
+const bytes = (size: number) => new Uint8Array(size).fill(32); // spaces
+
+/** The pattern of a next link to the collection with `query` before its cursor. */
+function linkPattern(c: Client, query: string): RegExp {
+  const literal = (s: string) => s.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
+  return new RegExp(`^<${literal(`${c.base}/pets?${query}&cursor=`)}[a-z0-9]+>; rel="next"$`);
+}
+
+/** Asserts an Error answer: status, and a body `{ code, message, status }` (plus optional details). */
+function expectError(answer: Answer, status: number, code: string): Record<string, unknown> {
+  assert.equal(answer.status, status, `status (body ${answer.body})`);
+  const body = JSON.parse(answer.body);
+  assert.equal(body.code, code);
+  assert.equal(body.status, status);
+  assert.equal(typeof body.message, "string");
+  return body;
+}
+
+function expectHeaders(answer: Answer, expected: Record<string, string | undefined>): void {
+  for (const [name, value] of Object.entries(expected)) assert.equal(answer.headers[name], value, `header ${name}`);
+}
+
+const pet = (id: number, name: string, categoryId: number, status: string) =>
+  `{"id":${id},"name":"${name}","categoryId":${categoryId},"status":"${status}"}`;
+
+const CASES: Case[] = [
+  // --- Routing: 404, 405 + Allow, HEAD -------------------------------------------------------
+  {
+    name: "routing: an unknown path under the base path gives 404 not_found",
+    async run(c) {
+      expectError(await c.send(get(c, "/owners")), 404, "not_found");
+    },
+  },
+  {
+    name: "routing: {base}/pets/ (trailing slash) is not {base}/pets and gives 404 not_found",
+    async run(c) {
+      expectError(await c.send(get(c, "/pets/")), 404, "not_found");
+    },
+  },
+  {
+    name: "routing: the base path alone gives 404 not_found",
+    async run(c) {
+      expectError(await c.send(get(c, "")), 404, "not_found");
+    },
+  },
+  {
+    name: "routing: an unknown path gives 404 before 401 (no key)",
+    async run(c) {
+      expectError(await c.send(get(c, "/pets/1/owner", {})), 404, "not_found");
+    },
+  },
+  {
+    name: "routing: DELETE {base}/pets gives 405 method_not_allowed with Allow: GET, HEAD, POST",
+    async run(c) {
+      const answer = await c.send({ method: "DELETE", path: `${c.base}/pets`, headers: auth(c) });
+      expectError(answer, 405, "method_not_allowed");
+      expectHeaders(answer, { allow: "GET, HEAD, POST" });
+    },
+  },
+  {
+    name: "routing: POST {base}/pets/{petId} gives 405 with Allow: GET, HEAD, before 401 (no key)",
+    async run(c) {
+      const answer = await c.send({
+        method: "POST",
+        path: `${c.base}/pets/1`,
+        headers: { "content-type": "application/json" },
+      });
+      expectError(answer, 405, "method_not_allowed");
+      expectHeaders(answer, { allow: "GET, HEAD" });
+    },
+  },
+  {
+    name: "routing: PUT with a body on {base}/pets gives 405 (the body is not looked at)",
+    async run(c) {
+      const answer = await c.send({ method: "PUT", path: `${c.base}/pets`, headers: jsonBody(c), body: "{not json" });
+      expectError(answer, 405, "method_not_allowed");
+      expectHeaders(answer, { allow: "GET, HEAD, POST" });
+    },
+  },
+  {
+    name: "routing: HEAD {base}/pets answers as GET does, without a body",
+    async run(c) {
+      await c.seed(2);
+      const full = await c.send(get(c, "/pets"));
+      const head = await c.send({ method: "HEAD", path: `${c.base}/pets`, headers: auth(c) });
+      assert.equal(head.status, 200);
+      assert.equal(head.body, "");
+      assert.equal(head.headers["content-length"], String(new TextEncoder().encode(full.body).length));
+    },
+  },
+  {
+    name: "routing: HEAD {base}/pets/{petId} answers 200 with the deprecation headers and no body",
+    async run(c) {
+      await c.seed(1);
+      const head = await c.send({ method: "HEAD", path: `${c.base}/pets/1`, headers: auth(c) });
+      assert.equal(head.status, 200);
+      assert.equal(head.body, "");
+      expectHeaders(head, deprecation(c));
+    },
+  },
+
+  // --- Authentication --------------------------------------------------------------------------
+  {
+    name: 'auth: a missing key gives 401 unauthorized with WWW-Authenticate: Bearer realm="petstore"',
+    async run(c) {
+      const answer = await c.send(get(c, "/pets", {}));
+      expectError(answer, 401, "unauthorized");
+      expectHeaders(answer, { "www-authenticate": CHALLENGE });
+    },
+  },
+  {
+    name: 'auth: an unknown key gives 401 with error="invalid_token"',
+    async run(c) {
+      const answer = await c.send(get(c, "/pets", { authorization: "Bearer not-the-key" }));
+      expectError(answer, 401, "unauthorized");
+      expectHeaders(answer, { "www-authenticate": CHALLENGE_INVALID });
+    },
+  },
+  {
+    name: 'auth: another scheme (Basic) gives 401 with error="invalid_token"',
+    async run(c) {
+      const answer = await c.send(get(c, "/pets", { authorization: "Basic dXNlcjpwYXNz" }));
+      expectError(answer, 401, "unauthorized");
+      expectHeaders(answer, { "www-authenticate": CHALLENGE_INVALID });
+    },
+  },
+  {
+    name: 'auth: an empty bearer token gives 401 with error="invalid_token"',
+    async run(c) {
+      const answer = await c.send(get(c, "/pets", { authorization: "Bearer " }));
+      expectError(answer, 401, "unauthorized");
+      expectHeaders(answer, { "www-authenticate": CHALLENGE_INVALID });
+    },
+  },
+  {
+    name: "auth: the scheme name is case-insensitive",
+    async run(c) {
+      const answer = await c.send(get(c, "/pets", { authorization: `bEaReR ${c.key}` }));
+      assert.equal(answer.status, 200);
+      assert.equal(answer.body, "[]");
+    },
+  },
+  {
+    name: "auth: a key in the query string is never accepted",
+    async run(c) {
+      const answer = await c.send(get(c, `/pets?api_key=${c.key}&access_token=${c.key}`, {}));
+      expectError(answer, 401, "unauthorized");
+      expectHeaders(answer, { "www-authenticate": CHALLENGE });
+      assert.ok(!/api_key|access_token/.test(answer.body), "the query string is not echoed");
+      if (c.key.length >= 8) assert.ok(!answer.body.includes(c.key), "the key is not echoed");
+    },
+  },
+  {
+    name: "auth: a missing key on GET {base}/pets/999999 gives 401, never 404",
+    async run(c) {
+      expectError(await c.send(get(c, "/pets/999999", {})), 401, "unauthorized");
+    },
+  },
+  {
+    name: "auth: 401 comes before 415, 413 and 400 (the body is not read)",
+    async run(c) {
+      const noKey = { "content-type": "text/plain" };
+      expectError(await c.send(post(c, "hello", noKey)), 401, "unauthorized");
+      const tooBig = bytes(70_000);
+      expectError(await c.send(post(c, tooBig, { "content-type": "application/json" })), 401, "unauthorized");
+      expectError(await c.send(post(c, "{oops", { "content-type": "application/json" })), 401, "unauthorized");
+    },
+  },
+
+  // --- Content: 415, 413, 400 ------------------------------------------------------------------
+  {
+    name: "createPet: a body that is not application/json gives 415 unsupported_media_type",
+    async run(c) {
+      const headers = { ...auth(c), "content-type": "text/plain" };
+      expectError(await c.send(post(c, '{"name":"Rex","categoryId":1}', headers)), 415, "unsupported_media_type");
+      expectError(await c.send(post(c, '{"name":"Rex","categoryId":1}', auth(c))), 415, "unsupported_media_type");
+      expectError(await c.send(post(c, "{}", { ...auth(c), "content-type": "json" })), 415, "unsupported_media_type");
+    },
+  },
+  {
+    name: "createPet: application/json with parameters (charset=utf-8) is accepted",
+    async run(c) {
+      const headers = { ...auth(c), "content-type": "Application/JSON; charset=utf-8" };
+      const answer = await c.send(post(c, '{"name":"Rex","categoryId":1}', headers));
+      assert.equal(answer.status, 201);
+    },
+  },
+  {
+    name: "createPet: a Content-Length over the limit gives 413 payload_too_large",
+    async run(c) {
+      expectError(await c.send(post(c, bytes(64 * 1024 + 1))), 413, "payload_too_large");
+    },
+  },
+  {
+    name: "createPet: a chunked body over the limit gives 413 payload_too_large",
+    async run(c) {
+      const headers = { ...jsonBody(c), "transfer-encoding": "chunked" };
+      expectError(await c.send(post(c, bytes(200_000), headers)), 413, "payload_too_large");
+    },
+  },
+  {
+    name: "createPet: a body of exactly the limit is read (and judged on its content)",
+    async run(c) {
+      const body = `{"name":"Rex","categoryId":1}`.padEnd(64 * 1024, " ");
+      assert.equal((await c.send(post(c, body))).status, 201);
+    },
+  },
+  {
+    name: "createPet: unparsable JSON gives 400 malformed_json",
+    async run(c) {
+      expectError(await c.send(post(c, '{"name":"Rex",')), 400, "malformed_json");
+      expectError(await c.send(post(c, new Uint8Array([0xff, 0xfe, 0x7b]))), 400, "malformed_json"); // not UTF-8
+    },
+  },
+  {
+    name: "createPet: a missing body gives 400 invalid_body",
+    async run(c) {
+      expectError(await c.send(post(c, undefined)), 400, "invalid_body");
+      expectError(await c.send(post(c, "")), 400, "invalid_body");
+    },
+  },
+  {
+    name: "createPet: a body that is not a JSON object gives 400 invalid_body",
+    async run(c) {
+      expectError(await c.send(post(c, "[]")), 400, "invalid_body");
+      expectError(await c.send(post(c, "null")), 400, "invalid_body");
+      expectError(await c.send(post(c, '"Rex"')), 400, "invalid_body");
+    },
+  },
+  {
+    name: "createPet: an unknown field (id, __proto__) gives 400 invalid_body naming it",
+    async run(c) {
+      const id = expectError(await c.send(post(c, '{"id":7,"name":"Rex","categoryId":1}')), 400, "invalid_body");
+      assert.ok(JSON.stringify(id.details).includes('"id"'), "details name the field");
+      const proto = await c.send(post(c, '{"__proto__":{"x":1},"name":"Rex","categoryId":1}'));
+      expectError(proto, 400, "invalid_body");
+    },
+  },
+  {
+    name: "createPet: invalid values (categoryId as a string, 5.5, 2^53, status null, blank name) give 400 invalid_body",
+    async run(c) {
+      for (const body of [
+        '{"name":"Rex","categoryId":"5"}',
+        '{"name":"Rex","categoryId":5.5}',
+        '{"name":"Rex","categoryId":9007199254740992}',
+        '{"name":"Rex","categoryId":1,"status":null}',
+        '{"name":"   ","categoryId":1}',
+        '{"categoryId":1}',
+      ]) {
+        expectError(await c.send(post(c, body)), 400, "invalid_body");
+      }
+    },
+  },
+  {
+    name: "createPet: 201 with the Pet in key order (id, name, categoryId, status) and Location",
+    async run(c) {
+      const answer = await c.send(post(c, '{"status":"sold","categoryId":3,"name":"Tom"}'));
+      assert.equal(answer.status, 201);
+      assert.equal(answer.body, pet(1, "Tom", 3, "sold"));
+      expectHeaders(answer, { location: `${c.base}/pets/1` });
+      const second = await c.send(post(c, '{"name":"Rex","categoryId":1}'));
+      assert.equal(second.body, pet(2, "Rex", 1, "available"));
+      expectHeaders(second, { location: `${c.base}/pets/2` });
+    },
+  },
+
+  // --- listPets ------------------------------------------------------------------------------------
+  {
+    name: "listPets: an empty store gives 200 and the bare array []",
+    async run(c) {
+      const answer = await c.send(get(c, "/pets"));
+      assert.equal(answer.status, 200);
+      assert.equal(answer.body, "[]");
+      assert.equal(answer.headers.link, undefined);
+    },
+  },
+  {
+    name: 'listPets: a full page carries Link rel="next"; following it visits every pet once, in order',
+    async run(c) {
+      await c.seed(5);
+      const seen: number[] = [];
+      let path: string | undefined = `${c.base}/pets?limit=2`;
+      for (let page = 0; path !== undefined && page < 10; page++) {
+        const answer = await c.send({ method: "GET", path, headers: auth(c) });
+        assert.equal(answer.status, 200);
+        for (const p of JSON.parse(answer.body)) seen.push(p.id);
+        const link = answer.headers.link;
+        path = link === undefined ? undefined : /^<([^>]+)>; rel="next"$/.exec(link)?.[1];
+        if (link !== undefined) assert.ok(path?.startsWith(`${c.base}/pets?limit=2&cursor=`), link);
+      }
+      assert.deepEqual(seen, [1, 2, 3, 4, 5]);
+    },
+  },
+  {
+    name: "listPets: without limit a page holds 20 pets, with a next link",
+    async run(c) {
+      await c.seed(25);
+      const answer = await c.send(get(c, "/pets"));
+      assert.equal(JSON.parse(answer.body).length, 20);
+      assert.match(answer.headers.link ?? "", linkPattern(c, "limit=20"));
+    },
+  },
+  {
+    name: "listPets: status filters, and the next link keeps it",
+    async run(c) {
+      await c.seed(2, "sold");
+      await c.seed(2, "pending");
+      await c.seed(2, "sold");
+      const answer = await c.send(get(c, "/pets?status=sold&limit=3"));
+      assert.deepEqual(
+        JSON.parse(answer.body).map((p: { id: number }) => p.id),
+        [1, 2, 5],
+      );
+      assert.match(answer.headers.link ?? "", linkPattern(c, "limit=3&status=sold"));
+    },
+  },
+  {
+    name: "listPets: an invalid or repeated limit gives 400 invalid_query",
+    async run(c) {
+      for (const query of ["limit=0", "limit=101", "limit=1.5", "limit=abc", "limit=", "limit=2&limit=3"]) {
+        expectError(await c.send(get(c, `/pets?${query}`)), 400, "invalid_query");
+      }
+    },
+  },
+  {
+    name: "listPets: an invalid or repeated status (case-sensitive) gives 400 invalid_query",
+    async run(c) {
+      for (const query of ["status=SOLD", "status=lost", "status=", "status=sold&status=sold"]) {
+        expectError(await c.send(get(c, `/pets?${query}`)), 400, "invalid_query");
+      }
+    },
+  },
+  {
+    name: "listPets: a cursor the service did not issue gives 400 invalid_query",
+    async run(c) {
+      expectError(await c.send(get(c, "/pets?cursor=abcdefghij")), 400, "invalid_query");
+    },
+  },
+  {
+    name: "listPets: unknown query parameters are ignored",
+    async run(c) {
+      await c.seed(1);
+      const answer = await c.send(get(c, "/pets?colour=red&x=%zz"));
+      assert.equal(answer.status, 200);
+      assert.equal(answer.body, `[${pet(1, "pet-1", 1, "available")}]`);
+    },
+  },
+
+  // --- getPet (deprecated) -------------------------------------------------------------------------
+  {
+    name: "getPet: 200 carries the Pet and Deprecation, Sunset and Link successor-version",
+    async run(c) {
+      await c.seed(1);
+      const answer = await c.send(get(c, "/pets/1"));
+      assert.equal(answer.status, 200);
+      assert.equal(answer.body, pet(1, "pet-1", 1, "available"));
+      expectHeaders(answer, deprecation(c));
+    },
+  },
+  {
+    name: "getPet: 404 pet_not_found carries the deprecation headers",
+    async run(c) {
+      const answer = await c.send(get(c, "/pets/999999"));
+      expectError(answer, 404, "pet_not_found");
+      expectHeaders(answer, deprecation(c));
+    },
+  },
+  {
+    name: "getPet: 400 invalid_pet_id (abc, 0, -1, 1.5, 2^53, %zz) carries the deprecation headers",
+    async run(c) {
+      for (const id of ["abc", "0", "-1", "1.5", "9007199254740992", "%zz"]) {
+        const answer = await c.send(get(c, `/pets/${id}`));
+        expectError(answer, 400, "invalid_pet_id");
+        expectHeaders(answer, deprecation(c));
+      }
+    },
+  },
+
+  // --- Every response ------------------------------------------------------------------------------
+  {
+    name: "every answer: a valid client X-Request-Id is echoed",
+    async run(c) {
+      const answer = await c.send(get(c, "/pets", { ...auth(c), "x-request-id": "client-id_1.2" }));
+      expectHeaders(answer, { "x-request-id": "client-id_1.2" });
+      const error = await c.send(get(c, "/nope", { "x-request-id": "A".repeat(128) }));
+      expectHeaders(error, { "x-request-id": "A".repeat(128) });
+    },
+  },
+  {
+    name: "every answer: an invalid or missing X-Request-Id is replaced by a new random one",
+    async run(c) {
+      const ids = new Set<string>();
+      for (const id of ["has space", "A".repeat(129), "semi;colon", ""]) {
+        const answer = await c.send(get(c, "/pets", { ...auth(c), "x-request-id": id }));
+        const got = answer.headers["x-request-id"] ?? "";
+        assert.notEqual(got, id);
+        assert.match(got, /^[A-Za-z0-9._-]{1,128}$/);
+        ids.add(got);
+      }
+      ids.add((await c.send(get(c, "/pets"))).headers["x-request-id"] ?? "");
+      assert.equal(ids.size, 5, "every generated id is new");
+    },
+  },
+];
+
+/** One conformance case: `run(target)` resolves when the target keeps the rule, rejects otherwise. */
+export interface ConformanceCase {
+  name: string;
+  run(target: ConformanceTarget): Promise<void>;
+}
+
+/**
+ * The conformance cases every adapter of this package passes, for any test runner:
+ *
+ * @example
+ *   for (const c of conformanceCases()) test(c.name, () => c.run({ basePath: "/v1", key, reset, url }));
+ */
+export function conformanceCases(): ConformanceCase[] {
+  return CASES.map(({ name, run }) => ({ name, run: (target: ConformanceTarget) => onTarget(target, run) }));
+}

@@ -1,0 +1,191 @@
+/**
+ * How the conformance cases talk to a target: one `send(request)` for both kinds of target (a
+ * server at `url`, reached over a socket with `node:http`; or a `fetch(request)` function called
+ * in process), the checks every answer owes the contract, and the small assertions the cases use.
+ * No test runner: a failure is an `AssertionError` from `node:assert/strict`.
+ */
+import assert from "node:assert/strict";
+import http from "node:http";
+
+/** What every target has: where the API lives, a key it accepts, and a way to empty it. */
+export interface TargetBase {
+  /** The store's base path as served, e.g. "/v1" (a mount path included: "/shop/v1"). */
+  readonly basePath: string;
+  /** An API key the store accepts. */
+  readonly key: string;
+  /**
+   * Gives an empty store that accepts `key`. Called before every case; `url` is read after it, so
+   * it may start a new server.
+   */
+  reset(): void | Promise<void>;
+}
+
+/** A server reached over a socket: `url` is its origin, e.g. "http://127.0.0.1:3000". */
+export interface SocketTarget extends TargetBase {
+  readonly url: string;
+}
+
+/** A Web-standard handler called in process, e.g. `createFetchHandler(store)`. */
+export interface FetchTarget extends TargetBase {
+  fetch(request: Request): Promise<Response>;
+}
+
+export type ConformanceTarget = SocketTarget | FetchTarget;
+
+/** A request as a case writes it. `path` includes the base path and the query string. */
+export interface Req {
+  method: string;
+  path: string;
+  headers: Record<string, string>;
+  body?: string | Uint8Array;
+}
+
+/** An answer: lower-case header names, body as text. */
+export interface Answer {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
+const encoder = new TextEncoder();
+
+const byteLength = (body: string | Uint8Array) =>
+  typeof body === "string" ? encoder.encode(body).length : body.length;
+
+/** Lower-case header names, and a Content-Length unless the body is chunked: as sent on the wire. */
+function wire(req: Req): Req {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(req.headers)) headers[name.toLowerCase()] = value;
+  if (req.body !== undefined && headers["transfer-encoding"] === undefined && headers["content-length"] === undefined) {
+    headers["content-length"] = String(byteLength(req.body));
+  }
+  return { ...req, headers };
+}
+
+function overSocket(url: string, req: Req, agent: http.Agent): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const request = http.request(new URL(req.path, url), {
+      method: req.method,
+      headers: req.headers,
+      agent,
+      timeout: 10_000,
+    });
+    request.on("response", (res) => {
+      const chunks: Buffer[] = [];
+      res.on("data", (chunk: Buffer) => chunks.push(chunk));
+      res.on("error", reject);
+      res.on("end", () => {
+        const headers: Record<string, string> = {};
+        for (const [name, value] of Object.entries(res.headers)) {
+          if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(", ") : value;
+        }
+        resolve({ status: res.statusCode ?? 0, headers, body: Buffer.concat(chunks).toString("utf8") });
+      });
+    });
+    request.on("error", reject);
+    request.on("timeout", () => request.destroy(new Error(`no answer to ${req.method} ${req.path} within 10 s`)));
+    if (req.body !== undefined) request.write(req.body);
+    request.end();
+  });
+}
+
+async function inProcess(target: FetchTarget, req: Req): Promise<Answer> {
+  const chunked = req.headers["transfer-encoding"] !== undefined;
+  let body: Uint8Array | ReadableStream<Uint8Array> | undefined;
+  if (req.body !== undefined) {
+    const bytes = typeof req.body === "string" ? encoder.encode(req.body) : req.body;
+    // A chunked body arrives as a stream, in pieces, with no announced length.
+    body = chunked
+      ? new ReadableStream<Uint8Array>({
+          start(controller) {
+            for (let i = 0; i < bytes.length; i += 16_384) controller.enqueue(bytes.slice(i, i + 16_384));
+            controller.close();
+          },
+        })
+      : bytes.slice();
+  }
+  const init: RequestInit & { duplex?: "half" } = { method: req.method, headers: req.headers };
+  if (body !== undefined) {
+    init.body = body;
+    init.duplex = "half";
+  }
+  const response = await target.fetch(new Request(new URL(req.path, "http://conformance.test"), init));
+  const headers: Record<string, string> = {};
+  response.headers.forEach((value, name) => {
+    headers[name.toLowerCase()] = value;
+  });
+  return { status: response.status, headers, body: await response.text() };
+}
+
+/** The checks every answer of the API owes the contract, whatever the case. */
+export function checkEveryAnswer(req: Req, answer: Answer): void {
+  const h = answer.headers;
+  assert.equal(h["content-type"], "application/json; charset=utf-8", "content-type");
+  assert.equal(h["cache-control"], "no-store", "cache-control");
+  assert.match(h["x-request-id"] ?? "", REQUEST_ID, "x-request-id");
+  assert.equal(h["x-powered-by"], undefined, "no X-Powered-By");
+  assert.equal(h.server, undefined, "no Server banner");
+  if (req.method === "HEAD") assert.equal(answer.body, "", "HEAD has no body");
+  else assert.equal(h["content-length"], String(byteLength(answer.body)), "content-length");
+  if (answer.status >= 400 && req.method !== "HEAD") {
+    const body = JSON.parse(answer.body);
+    assert.equal(body.status, answer.status, "the Error body's status is the HTTP status");
+    assert.ok(!/\bat .*:\d+:\d+|node_modules|\/work\//.test(answer.body), "no stack trace or file path");
+  }
+}
+
+/** What a case uses: the target's base path and key, `send`, and `seed` through public POSTs. */
+export interface Client {
+  readonly base: string;
+  readonly key: string;
+  send(req: Req): Promise<Answer>;
+  /** Creates `count` pets through POST (names "pet-1", "pet-2", … in creation order). */
+  seed(count: number, status?: "available" | "pending" | "sold"): Promise<void>;
+}
+
+/** Runs one case body on a target: reset, then the case, each answer checked on the way. */
+export async function onTarget(target: ConformanceTarget, body: (client: Client) => Promise<void>): Promise<void> {
+  if (target === null || typeof target !== "object" || typeof target.reset !== "function") {
+    throw new TypeError(
+      "conformance: a target is { basePath, key, reset(), url } or { basePath, key, reset(), fetch }",
+    );
+  }
+  const base = target.basePath === "/" ? "" : target.basePath;
+  await target.reset();
+  const agent = "fetch" in target ? undefined : new http.Agent({ keepAlive: true, maxSockets: 1 });
+  let seeded = 0;
+  const client: Client = {
+    base,
+    key: target.key,
+    async send(req) {
+      const sent = wire(req);
+      let answer: Answer;
+      try {
+        answer =
+          agent === undefined
+            ? await inProcess(target as FetchTarget, sent)
+            : await overSocket((target as SocketTarget).url, sent, agent);
+        checkEveryAnswer(sent, answer);
+      } catch (error) {
+        if (error instanceof Error) error.message = `${req.method} ${req.path}: ${error.message}`;
+        throw error;
+      }
+      return answer;
+    },
+    async seed(count, status) {
+      for (let i = 0; i < count; i++) {
+        seeded++;
+        const pet = JSON.stringify({ name: `pet-${seeded}`, categoryId: 1, ...(status ? { status } : {}) });
+        const headers = { authorization: `Bearer ${target.key}`, "content-type": "application/json" };
+        const answer = await client.send({ method: "POST", path: `${base}/pets`, headers, body: pet });
+        assert.equal(answer.status, 201, `seeding pet-${seeded}: ${answer.body}`);
+      }
+    },
+  };
+  try {
+    await body(client);
+  } finally {
+    agent?.destroy();
+  }
+}

@@ -1,0 +1,123 @@
+/**
+ * The package as users get it, for tests that run code in a fresh project: a copy of the
+ * repository is built and packed once per test process (`npm pack`), and each `consumer()` is a new
+ * temporary project with the tarball and the packages asked for installed (from the npm cache
+ * where possible). Nothing touches the repository's own dist/ or node_modules/.
+ */
+import type { SpawnSyncReturns } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { packedPackage } from "./tarball.ts";
+
+export const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+
+/** The environment for nested npm commands: without the npm_* variables of an outer `npm test`. */
+function npmEnv(): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [name, value] of Object.entries(process.env)) {
+    if (!/^npm_/i.test(name) || name === "npm_config_cache") env[name] = value;
+  }
+  return { ...env, npm_config_fund: "false", npm_config_audit: "false", npm_config_update_notifier: "false" };
+}
+
+/** Runs a command to its end (bounded); throws with its output when it fails. */
+export function run(command: string, args: string[], cwd: string, ms = 60_000): string {
+  const result: SpawnSyncReturns<string> = spawnSync(command, args, {
+    cwd,
+    env: npmEnv(),
+    encoding: "utf8",
+    timeout: ms,
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  if (result.status !== 0) {
+    throw new Error(
+      `${command} ${args.join(" ")} failed (${result.error?.message ?? `exit ${result.status}`})\n` +
+        `${result.stdout}\n${result.stderr}`,
+    );
+  }
+  return result.stdout;
+}
+
+/** The version of a package installed in the repository (so that a consumer gets the tested one). */
+export const versionOf = (pkg: string): string =>
+  JSON.parse(readFileSync(join(ROOT, "node_modules", pkg, "package.json"), "utf8")).version;
+
+const temporary: string[] = [];
+
+/** Packs a copy of the repository (which builds it), once per process; returns the tarball's path. */
+function tarball(): string {
+  return packedPackage().tarball; // one pack per process, shared with the suites that use ./tarball.ts
+}
+
+/** A fresh project (`type: module`) with the packed tarball and `packages` (name@version) installed. */
+export function consumer(packages: string[]): string {
+  const dir = mkdtempSync(join(tmpdir(), "petstore-consumer-"));
+  temporary.push(dir);
+  writeFileSync(join(dir, "package.json"), JSON.stringify({ name: "consumer", private: true, type: "module" }));
+  const install = (mode: string) =>
+    run("npm", ["install", mode, "--no-package-lock", "--loglevel=error", tarball(), ...packages], dir, 120_000);
+  try {
+    install("--offline");
+  } catch {
+    install("--prefer-offline");
+  }
+  mkdirSync(join(dir, "src"), { recursive: true });
+  return dir;
+}
+
+/** Removes every temporary directory made so far. */
+export function cleanUp(): void {
+  for (const dir of temporary.splice(0)) rmSync(dir, { recursive: true, force: true });
+}
+
+/** A program running in a consumer project. */
+export interface Running {
+  output(): string;
+  exited: Promise<number | null>;
+  stop(): Promise<void>;
+}
+
+/** Starts `node file` in `dir` (environment: PATH and `env` only). */
+export function startNode(dir: string, file: string, env: Record<string, string> = {}): Running {
+  const child = spawn(process.execPath, [file], {
+    cwd: dir,
+    env: { PATH: process.env.PATH ?? "", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let out = "";
+  child.stdout.setEncoding("utf8").on("data", (s: string) => {
+    out += s;
+  });
+  child.stderr.setEncoding("utf8").on("data", (s: string) => {
+    out += s;
+  });
+  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  return {
+    output: () => out,
+    exited,
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) {
+        child.kill("SIGKILL");
+        await exited;
+      }
+    },
+  };
+}
+
+/** Fetches `url` until it answers (the program is starting), for at most `ms`. */
+export async function whenUp(url: string, init: RequestInit, running: Running, ms = 15_000): Promise<Response> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    try {
+      return await fetch(url, { ...init, signal: AbortSignal.timeout(5_000) });
+    } catch (error) {
+      if (Date.now() > deadline)
+        throw new Error(`${url} did not answer within ${ms} ms: ${error}\n${running.output()}`);
+      const code = await Promise.race([running.exited, new Promise((r) => setTimeout(r, 100, "running"))]);
+      if (code !== "running") throw new Error(`the program exited (${code}) before answering:\n${running.output()}`);
+    }
+  }
+}
