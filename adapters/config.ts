@@ -4,6 +4,7 @@
  * Bad values throw ConfigError, whose one-line message the server prints before exiting 2.
  */
 import { randomBytes } from "node:crypto";
+import { availableParallelism } from "node:os";
 import { parseArgs } from "node:util";
 import { BASE_PATH_PATTERN } from "../lib/index.ts";
 
@@ -36,6 +37,10 @@ export interface ServerConfig {
   keepAliveTimeoutMs?: number;
   /** Time in-flight requests get to finish on SIGTERM/SIGINT (ms, default 10 000). */
   shutdownGraceMs?: number;
+  /** Processes serving the port (node:cluster; default 1). More than 1 needs a shared storage. */
+  workers?: number;
+  /** Port of the Prometheus metrics (`GET /metrics` on HOST); undefined: no metrics. */
+  metricsPort?: number;
 }
 
 /** What `loadConfig` read: the config, whether the key was generated, and whether help was asked. */
@@ -46,6 +51,7 @@ export interface LoadedConfig {
 }
 
 export const USAGE = `Usage: petstore [--port N] [--host ADDR] [--storage SPEC] [--base-path /v1] [--log-level info]
+               [--workers N|auto] [--metrics-port N]
 
 Every flag mirrors an environment variable (the flag wins):
   --port       PORT                TCP port (default 8080; 0 picks a free one)
@@ -53,12 +59,33 @@ Every flag mirrors an environment variable (the flag wins):
   --storage    PETSTORE_STORAGE    memory | sqlite:<path> | redis://… | postgres://… (default memory)
   --base-path  PETSTORE_BASE_PATH  base path of the API (default /v1)
   --log-level  LOG_LEVEL           ${LOG_LEVELS.join(" | ")} (default info)
+  --workers    PETSTORE_WORKERS    processes serving the port: N or auto (one a CPU; default 1)
+  --metrics-port PETSTORE_METRICS_PORT  Prometheus metrics at http://HOST:PORT/metrics (default off)
 API keys are read only from PETSTORE_API_KEYS (comma-separated); without it a random key is
 generated and printed once at start-up.`;
 
 function parsePort(raw: string): number {
   if (!/^[0-9]{1,5}$/.test(raw.trim()) || Number(raw) > 65535) {
     throw new ConfigError(`PORT must be an integer from 0 to 65535 (got ${JSON.stringify(raw)})`);
+  }
+  return Number(raw);
+}
+
+/** PETSTORE_WORKERS: a count from 1 to 1024, or "auto" (one a CPU). */
+function parseWorkers(raw: string): number {
+  const value = raw.trim().toLowerCase();
+  if (value === "auto") return availableParallelism();
+  if (!/^[0-9]{1,4}$/.test(value) || Number(value) < 1 || Number(value) > 1024) {
+    throw new ConfigError(`PETSTORE_WORKERS must be auto or an integer from 1 to 1024 (got ${JSON.stringify(raw)})`);
+  }
+  return Number(value);
+}
+
+/** The metrics port, when metrics are on. */
+function parseMetricsPort(raw: string | undefined): number | undefined {
+  if (raw === undefined || raw.trim() === "") return undefined;
+  if (!/^[0-9]{1,5}$/.test(raw.trim()) || Number(raw) > 65535) {
+    throw new ConfigError(`PETSTORE_METRICS_PORT must be an integer from 0 to 65535 (got ${JSON.stringify(raw)})`);
   }
   return Number(raw);
 }
@@ -105,6 +132,8 @@ function readFlags(argv: readonly string[]) {
         storage: { type: "string" },
         "base-path": { type: "string" },
         "log-level": { type: "string" },
+        workers: { type: "string" },
+        "metrics-port": { type: "string" },
         help: { type: "boolean", short: "h" },
       },
     }).values;
@@ -129,6 +158,13 @@ export function loadConfig(env: NodeJS.ProcessEnv, argv: readonly string[] = [])
   const storage = pick(flags.storage, "PETSTORE_STORAGE", "memory").trim();
   if (storage === "") throw new ConfigError("PETSTORE_STORAGE must not be empty");
   const { keys, generated } = readKeys(env.PETSTORE_API_KEYS);
+  const workers = parseWorkers(pick(flags.workers, "PETSTORE_WORKERS", "1"));
+  const metricsPort = parseMetricsPort(flags["metrics-port"] ?? env.PETSTORE_METRICS_PORT);
+  if (workers > 1 && storage === "memory") {
+    throw new ConfigError(
+      `PETSTORE_WORKERS=${workers} needs a shared storage (sqlite:<path>, redis://…, postgres://…): memory storage lives in one process`,
+    );
+  }
   return {
     config: {
       port: parsePort(pick(flags.port, "PORT", "8080")),
@@ -137,6 +173,9 @@ export function loadConfig(env: NodeJS.ProcessEnv, argv: readonly string[] = [])
       basePath: parseBasePath(pick(flags["base-path"], "PETSTORE_BASE_PATH", "/v1")),
       logLevel: parseLevel(pick(flags["log-level"], "LOG_LEVEL", "info")),
       apiKeys: keys,
+      // Set only when asked for: the defaults (one process, no metrics) need no field.
+      ...(workers > 1 ? { workers } : {}),
+      ...(metricsPort === undefined ? {} : { metricsPort }),
     },
     generatedKey: generated,
     help: flags.help === true,

@@ -20,6 +20,8 @@ import { fstatSync, write, writeSync } from "node:fs";
 const CHUNK = 16 * 1024;
 const DELAY_MS = 200;
 const MAX_WAITING = 64 * 1024 * 1024;
+/** POSIX's PIPE_BUF on Linux: a write to a pipe of at most this many bytes is never split. */
+const ATOMIC_BYTES = 4096;
 
 /** True when writes to `fd` may block on a reader (a pipe or a socket), or when it is unknown. */
 function mayBlock(fd: number): boolean {
@@ -41,7 +43,14 @@ export class LineWriter {
   private readonly onExit = () => this.flushSync();
   private hooked = false; // the exit listener is registered
 
-  constructor(private readonly fd: number) {
+  /**
+   * `atomicLines`: several processes write to the same descriptor (the workers of a cluster), so
+   * each write is whole lines of at most 4 KiB, which a pipe never interleaves with another's.
+   */
+  constructor(
+    private readonly fd: number,
+    private readonly atomicLines = false,
+  ) {
     this.sync = !mayBlock(fd);
   }
 
@@ -83,8 +92,23 @@ export class LineWriter {
       this.settle();
       return;
     }
-    this.send(Buffer.from(this.buffered));
-    this.buffered = "";
+    this.send(Buffer.from(this.take()));
+  }
+
+  /** What the next write takes: everything, or (atomicLines) whole lines of at most 4 KiB. */
+  private take(): string {
+    const all = this.buffered;
+    if (!this.atomicLines || Buffer.byteLength(all) <= ATOMIC_BYTES) {
+      this.buffered = "";
+      return all;
+    }
+    // In characters: 4096 when they are all one byte, else 4096 / 3 (UTF-8 takes at most 3 bytes a UTF-16 unit).
+    const ascii = Buffer.byteLength(all.slice(0, ATOMIC_BYTES)) === ATOMIC_BYTES;
+    const limit = ascii ? ATOMIC_BYTES : Math.floor(ATOMIC_BYTES / 3);
+    let cut = all.lastIndexOf("\n", limit - 1) + 1;
+    if (cut === 0) cut = all.indexOf("\n") + 1 || all.length; // a line longer than that: written alone
+    this.buffered = all.slice(cut);
+    return all.slice(0, cut);
   }
 
   private send(bytes: Buffer): void {

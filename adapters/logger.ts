@@ -3,6 +3,7 @@
  * through a buffered destination on stdout (./line-writer.ts) and flushed at shutdown. Only what is passed here is
  * logged: never a header, a query value or a key.
  */
+import cluster from "node:cluster";
 import pino from "pino";
 import { jsonString } from "../lib/index.ts";
 import type { LogLevel } from "./config.ts";
@@ -20,7 +21,8 @@ const destinations = new WeakMap<Logger, LineWriter>();
 export function createLogger(level: LogLevel, destination?: pino.DestinationStream): Logger {
   const options = { level, base: { pid: process.pid }, timestamp: pino.stdTimeFunctions.epochTime };
   if (destination) return pino(options, destination);
-  const dest = new LineWriter(1);
+  // The workers of a cluster share stdout: their lines must never interleave.
+  const dest = new LineWriter(1, cluster.isWorker);
   const logger = pino(options, dest);
   destinations.set(logger, dest);
   return logger;

@@ -8,7 +8,7 @@ import { realpathSync } from "node:fs";
 import type { IncomingMessage } from "node:http";
 import { createServer, type ServerResponse } from "node:http";
 import { fileURLToPath } from "node:url";
-import type { Awaitable, PetStore, PetStoreRules } from "../lib/index.ts";
+import type { Awaitable, Observer, PetStore, PetStoreRules } from "../lib/index.ts";
 import {
   createPetStore,
   errorResponse,
@@ -19,14 +19,19 @@ import {
   responseHeaders,
 } from "../lib/index.ts";
 import { cannotRespond } from "./body.ts";
+import { inWorker, startCluster } from "./cluster.ts";
 import type { ServerConfig } from "./config.ts";
 import { ConfigError, loadConfig, USAGE } from "./config.ts";
 import { DOCS_PACKAGE, docsAvailable, docsRoute } from "./docs.ts";
 import type { Logger } from "./logger.ts";
 import { createLogger, flushLogs, requestLogger } from "./logger.ts";
+import { createMetrics, loadPromClient, type MetricsServer, serveMetrics } from "./metrics.ts";
 import { createNodeHandler, type OnResponse } from "./node-http.ts";
 
 export type { LoadedConfig, ServerConfig } from "./config.ts";
+
+import type { LoadedConfig } from "./config.ts";
+
 export { ConfigError, loadConfig } from "./config.ts";
 
 export interface RunningServer {
@@ -43,6 +48,8 @@ export interface StartOptions {
   logger?: Logger;
   /** Business rules of a program that starts the server itself (`createPetStore({ rules })`; none from the environment). */
   rules?: PetStoreRules;
+  /** Passed to `createPetStore({ observe })`: the figures of every request and storage call (metrics). */
+  observe?: Observer;
 }
 
 /**
@@ -148,6 +155,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
       basePath: config.basePath,
       onError: (error) => logger.error({ err: error }, "unexpected error"),
       ...(options.rules === undefined ? {} : { rules: options.rules }),
+      ...(options.observe === undefined ? {} : { observe: options.observe }),
     });
   } catch (error) {
     await storage.close();
@@ -232,13 +240,86 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
   return { url: `http://${host}:${port}${store.basePath}`, port, store, close };
 }
 
-/** Prints one line on stderr and exits: 2 for a configuration that cannot work, else 1. */
-function die(error: unknown): never {
+/** The one line and the exit code of a start that failed: 2 for a configuration that cannot work, else 1. */
+function failure(error: unknown): { line: string; code: number } {
   const name = (error as Error)?.name;
   const known = name === "ConfigError" || name === "StorageConfigError";
   const message = (error instanceof Error ? error.message : String(error)).split("\n")[0];
-  process.stderr.write(`petstore: ${known ? "" : "cannot start: "}${message}\n`);
-  process.exit(known ? 2 : 1);
+  return { line: `${known ? "" : "cannot start: "}${message}`, code: known ? 2 : 1 };
+}
+
+/** Prints one line on stderr and exits (see `failure`). */
+function die(error: unknown): never {
+  const { line, code } = failure(error);
+  process.stderr.write(`petstore: ${line}\n`);
+  process.exit(code);
+}
+
+/** In a worker: tells the primary why it cannot start (the primary prints one line for all) and exits. */
+async function dieInWorker(error: unknown): Promise<never> {
+  const { line, code } = failure(error);
+  await inWorker.tell({ type: "petstore:failed", message: line.replace(/^cannot start: /, ""), code });
+  process.exit(code);
+}
+
+/**
+ * Starts what `main` runs: one server, or (PETSTORE_WORKERS > 1) the workers of a cluster, and the
+ * metrics server when PETSTORE_METRICS_PORT is set. In a worker: one server, its metrics answered
+ * to the primary's aggregator instead of served.
+ */
+async function startAll(loaded: LoadedConfig, logger: Logger) {
+  const { config } = loaded;
+  const worker = inWorker.active;
+  const workers = worker ? 1 : (config.workers ?? 1);
+  const prom = config.metricsPort === undefined ? undefined : await loadPromClient();
+  let url: string;
+  let stopServing: () => Promise<void>;
+  let render: (() => Promise<string>) | undefined;
+  let contentType = "";
+  if (workers > 1) {
+    // The workers read the same environment and flags; a key generated here is handed to them.
+    const env: Record<string, string> = loaded.generatedKey ? { PETSTORE_API_KEYS: config.apiKeys.join(",") } : {};
+    const running = await startCluster({ count: workers, logger, env, stopTimeoutMs: 15_000 });
+    url = running.url;
+    stopServing = running.close;
+    if (prom !== undefined) {
+      const aggregator = new prom.AggregatorRegistry();
+      render = () => aggregator.clusterMetrics();
+      contentType = aggregator.contentType;
+    }
+  } else {
+    const metrics = prom === undefined ? undefined : createMetrics(prom);
+    if (prom !== undefined && metrics !== undefined) {
+      if (worker) {
+        prom.AggregatorRegistry.setRegistries(metrics.registry);
+        new prom.AggregatorRegistry(); // answers the primary's requests for this worker's figures
+      } else {
+        render = () => metrics.registry.metrics();
+        contentType = metrics.registry.contentType;
+      }
+    }
+    const server = await startServer(config, { logger, ...(metrics ? { observe: metrics.observe } : {}) });
+    url = server.url;
+    stopServing = server.close;
+  }
+  let metricsServer: MetricsServer | undefined;
+  if (render !== undefined && config.metricsPort !== undefined) {
+    try {
+      metricsServer = await serveMetrics(config.host, config.metricsPort, render, contentType);
+    } catch (error) {
+      await stopServing();
+      throw error;
+    }
+  }
+  return {
+    url,
+    workers,
+    metricsUrl: metricsServer?.url,
+    close(): Promise<void> {
+      const stopping = stopServing(); // called at once: the port stops accepting before anything else
+      return stopping.then(() => metricsServer?.close());
+    },
+  };
 }
 
 /** Runs the server as `npm start` / the `petstore` command does, until SIGTERM or SIGINT. */
@@ -254,10 +335,11 @@ export async function main(argv: readonly string[] = process.argv.slice(2), env 
     return;
   }
   const { config } = loaded;
+  const worker = inWorker.active;
   const logger = createLogger(config.logLevel);
   // Signals are handled from the start: one arriving while the storage opens stops the server
   // as soon as it is up, instead of killing the process half-way.
-  let server: RunningServer | undefined;
+  let server: { close(): Promise<void> } | undefined;
   let signalled: NodeJS.Signals | undefined;
   const stop = async (signal: NodeJS.Signals) => {
     if (signalled !== undefined) {
@@ -280,16 +362,25 @@ export async function main(argv: readonly string[] = process.argv.slice(2), env 
   };
   process.on("SIGTERM", stop);
   process.on("SIGINT", stop);
+  // A worker is stopped by its primary (once; a SIGINT from a terminal may have come first).
+  if (worker) inWorker.onStop(() => signalled === undefined && void stop("SIGTERM"));
 
+  let started: Awaited<ReturnType<typeof startAll>>;
   try {
-    server = await startServer(config, { logger });
+    started = await startAll(loaded, logger);
   } catch (error) {
+    if (worker) await dieInWorker(error);
     die(error);
   }
+  server = started;
   if (signalled !== undefined) {
     const signal = signalled;
     signalled = undefined;
     return stop(signal);
+  }
+  if (worker) {
+    await inWorker.tell({ type: "petstore:listening", url: started.url }); // the primary prints the line
+    return;
   }
   if (loaded.generatedKey) {
     process.stdout.write(
@@ -297,8 +388,10 @@ export async function main(argv: readonly string[] = process.argv.slice(2), env 
         `  (send it as "Authorization: Bearer <key>"; set PETSTORE_API_KEYS=key1,key2 to choose your own)\n`,
     );
   }
+  const workers = started.workers > 1 ? `; ${started.workers} workers` : "";
+  const metrics = started.metricsUrl === undefined ? "" : `; metrics: ${started.metricsUrl}`;
   process.stdout.write(
-    `Pet Store API listening on ${server.url} (storage: ${storageKind(config.storage)}; GET /healthz, /readyz)\n`,
+    `Pet Store API listening on ${started.url} (storage: ${storageKind(config.storage)}${workers}${metrics}; GET /healthz, /readyz)\n`,
   );
   // The docs page's optional package (issue 20): say at once why /docs would answer 503.
   if (!docsAvailable()) {

@@ -1,5 +1,6 @@
 /**
- * H1, H2, H3, F2: our server and its baseline, each in its own child process, loaded in turn by
+ * H1, H2, H3, F2 (and O1: H1 with metrics on, against H1 with metrics off): our server and its
+ * baseline, each in its own child process, loaded in turn by
  * autocannon from this process over loopback: a warm-up of each, then rounds A, B, A, B, … so
  * that drift of the machine hits both alike. Before measuring, both answer one request and the
  * answers are compared (a baseline that answered something else would prove nothing); every
@@ -16,8 +17,9 @@ import { row } from "./report.ts";
 
 interface Scenario {
   label: string;
-  ours: "standalone" | "hapi" | "node-http" | "fastify";
-  baseline: "node-list" | "hapi-list" | "node-create" | "fastify-list";
+  ours: "standalone" | "standalone-metrics" | "hapi" | "node-http" | "fastify";
+  /** A baseline of servers/baseline.ts, or "standalone": our own server (servers/ours.ts) as the reference. */
+  baseline: "node-list" | "hapi-list" | "node-create" | "fastify-list" | "standalone";
   method: "GET" | "POST";
   path: string;
   body?: string;
@@ -63,12 +65,23 @@ const SCENARIOS: Record<string, Scenario> = {
     pets: 10_000,
     target: 0.9,
   },
+  O1: {
+    label: "H1 with metrics on (PETSTORE_METRICS_PORT, prom-client) against H1 with metrics off",
+    ours: "standalone-metrics",
+    baseline: "standalone",
+    method: "GET",
+    path: "/v1/pets?limit=20",
+    pets: 10_000,
+    target: 0.95,
+  },
 };
 
 const id = process.argv[2] ?? "";
 function pick(): Scenario {
   const found = SCENARIOS[id];
-  if (found === undefined) throw new Error(`bench/http.ts: unknown scenario ${JSON.stringify(id)} (H1, H2, H3 or F2)`);
+  if (found === undefined) {
+    throw new Error(`bench/http.ts: unknown scenario ${JSON.stringify(id)} (H1, H2, H3, F2 or O1)`);
+  }
   return found;
 }
 const scenario = pick();
@@ -169,7 +182,7 @@ async function main() {
     children.push(ours);
     const oursPort = (await waitFor(ours, "ready", 60_000)).port;
     const reference = await ask(oursPort);
-    const base = start("./servers/baseline.ts", [s.baseline], {
+    const base = start(s.baseline === "standalone" ? "./servers/ours.ts" : "./servers/baseline.ts", [s.baseline], {
       env: { ...env, BENCH_REFERENCE: JSON.stringify({ ...reference, path: s.path }) },
       nodeFlags: profile("baseline"),
     });

@@ -11,7 +11,7 @@
  */
 import { execSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
-import { cpus, totalmem } from "node:os";
+import { availableParallelism, cpus, totalmem } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { BACKENDS } from "./backends.ts";
@@ -48,7 +48,7 @@ if (README && (QUICK || only.length > 0)) {
 
 function jobs(): Job[] {
   const list: Job[] = [];
-  const http = { H1: 0.85, H2: 0.9, H3: 0.8, F2: 0.9 };
+  const http = { H1: 0.85, H2: 0.9, H3: 0.8, F2: 0.9, O1: 0.95 };
   for (const [id, ratio] of Object.entries(http)) {
     list.push({
       id,
@@ -82,6 +82,15 @@ function jobs(): Job[] {
       timeoutMs: 60_000,
     });
   }
+  list.push({
+    id: "W1",
+    scenario: "standalone server on SQLite, 2 workers vs 1",
+    unit: "req/s",
+    target: availableParallelism() >= 4 ? { on: "ratio", op: ">=", value: 1.6 } : null,
+    program: "./workers.ts",
+    args: mode,
+    timeoutMs: QUICK ? 90_000 : 180_000,
+  });
   list.push({
     id: "M1",
     scenario: "memory, heap a stored pet",

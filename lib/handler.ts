@@ -13,6 +13,7 @@ import { first, parseJson, refusedBody } from "./body.ts";
 import { isPetStoreError, isRefusal, refuse } from "./errors.ts";
 import type { HeaderValue, PetStoreRequest, PetStoreResponse } from "./http.ts";
 import { PetJson } from "./json.ts";
+import type { RequestObservation } from "./observe.ts";
 import type { CoreOperations, PetPage } from "./operations.ts";
 import { REQUEST_ID_PATTERN } from "./patterns.ts";
 import { listQuery } from "./query.ts";
@@ -30,6 +31,8 @@ export interface HandlerOptions {
   onError: (error: unknown, request: PetStoreRequest) => void;
   /** True when a pet never changes once stored (the memory storage): its JSON text is cached by id. */
   stablePets?: boolean;
+  /** Called with each answered request (made safe by the store: it never throws). */
+  observe?: ((observation: RequestObservation) => void) | undefined;
 }
 
 /** What every step reads: the options and what is derived from them once. */
@@ -38,6 +41,8 @@ interface Handler extends HandlerOptions {
   json: PetJson;
   collectionPath: string;
   itemPrefix: string;
+  /** The item route's template, "{base}/pets/{petId}". */
+  itemRoute: string;
   /** The headers every getPet response carries (its deprecation). */
   deprecation: Record<string, string>;
   publicRoutes: Readonly<Record<string, () => { contentType: string; body: string }>>;
@@ -52,6 +57,8 @@ interface Exchange {
   requestId: string;
   /** The accepted bearer token, once authenticated: only ever turned into a scope (lib/rules.ts). */
   token?: string;
+  /** The template of the route the path matched (for observers), once step 1 found one. */
+  route: string | undefined;
 }
 
 type Route = { kind: "collection" } | { kind: "item"; rawId: string } | { kind: "public"; name: string } | undefined;
@@ -246,6 +253,7 @@ function run(h: Handler, x: Exchange): Awaitable<PetStoreResponse> {
   const { path, query } = target(x.request);
   const found = route(h, path);
   if (found === undefined) return errorResponse(refuse("not_found"), x.head, x.requestId);
+  x.route = found.kind === "collection" ? h.collectionPath : found.kind === "item" ? h.itemRoute : path;
   const { method, head } = x;
   if (found.kind === "public") {
     if (method !== "GET" && !head)
@@ -289,6 +297,7 @@ export function createHandler(ops: CoreOperations, options: HandlerOptions) {
     json: new PetJson(options.stablePets === true),
     collectionPath,
     itemPrefix: `${collectionPath}/`,
+    itemRoute: `${collectionPath}/{petId}`,
     deprecation: {
       deprecation: `@${options.deprecatedAt}`,
       sunset: options.sunset.toUTCString(),
@@ -297,8 +306,7 @@ export function createHandler(ops: CoreOperations, options: HandlerOptions) {
     publicRoutes: options.publicRoutes ?? {},
   };
 
-  function respond(request: PetStoreRequest): Awaitable<PetStoreResponse> {
-    const x: Exchange = { request, headers: {}, method: "", head: false, requestId: "" };
+  function answer(request: PetStoreRequest, x: Exchange): Awaitable<PetStoreResponse> {
     try {
       x.headers = lowerCaseHeaders(request.headers);
       x.requestId = requestIdOf(x.headers["x-request-id"]);
@@ -310,6 +318,39 @@ export function createHandler(ops: CoreOperations, options: HandlerOptions) {
       return unexpected(h, x, error);
     }
   }
+
+  const exchange = (request: PetStoreRequest): Exchange => ({
+    request,
+    headers: {},
+    method: "",
+    head: false,
+    requestId: "",
+    route: undefined,
+  });
+
+  const observe = options.observe;
+  const report = (x: Exchange, started: number, response: PetStoreResponse): PetStoreResponse => {
+    (observe as NonNullable<typeof observe>)({
+      kind: "request",
+      method: x.method,
+      route: x.route,
+      status: response.status,
+      durationMs: performance.now() - started,
+      requestId: x.requestId,
+    });
+    return response;
+  };
+  // Without an observer, no clock is read and no promise is added: the fast path stays as it is.
+  // With one, no closure on the synchronous path (under tsx each one costs a property definition).
+  const respond =
+    observe === undefined
+      ? (request: PetStoreRequest): Awaitable<PetStoreResponse> => answer(request, exchange(request))
+      : (request: PetStoreRequest): Awaitable<PetStoreResponse> => {
+          const started = performance.now();
+          const x = exchange(request);
+          const response = answer(request, x);
+          return isPromise(response) ? response.then((r) => report(x, started, r)) : report(x, started, response);
+        };
 
   function handle(request: PetStoreRequest): Promise<PetStoreResponse> {
     const response = respond(request);

@@ -13,6 +13,13 @@ export { lowerCaseHeaders, requestIdOf } from "./handler.ts";
 export type { BodyReader, HeaderValue, PetStoreRequest, PetStoreResponse } from "./http.ts";
 export type { JsonText } from "./json.ts";
 export { jsonString } from "./json.ts";
+export type {
+  Observation,
+  Observer,
+  RequestObservation,
+  StorageObservation,
+  StorageOperation,
+} from "./observe.ts";
 export type { OpenApiOptions } from "./openapi.ts";
 export { buildOpenApi } from "./openapi.ts";
 export type { CreateContext, ListPetsInput, NewPetInput, Operations, PetPage } from "./operations.ts";

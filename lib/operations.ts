@@ -8,6 +8,7 @@ import type { Awaitable } from "./awaitable.ts";
 import { isPromise } from "./awaitable.ts";
 import { decodeCursor, encodeCursor } from "./cursor.ts";
 import { PetStoreError, storageUnavailable } from "./errors.ts";
+import type { Observer, StorageOperation } from "./observe.ts";
 import type { CheckedNewPet, CheckedRules, RuleContext } from "./rules.ts";
 import { isRuleViolation, scopeOfToken } from "./rules.ts";
 import type { NewPet as NewPetInput, Pet, PetStatus } from "./schemas.ts";
@@ -69,6 +70,8 @@ export interface OperationOptions {
   timeoutMs: number;
   rules?: CheckedRules | undefined;
   onError?: (error: unknown) => void;
+  /** Told of each storage call (made safe by the store: it never throws). */
+  observe?: Observer | undefined;
 }
 
 /** The list query once checked: what the core's `listPets` takes. */
@@ -116,6 +119,44 @@ export function guardStorage(timeoutMs: number, inProcess = false): Guard {
     } finally {
       clearTimeout(timer);
     }
+  };
+}
+
+/** A storage call of one operation, guarded; observed when the store has an observer. */
+type Call = <T>(operation: StorageOperation, call: () => Awaitable<T>) => Awaitable<T>;
+
+/**
+ * The guard, plus one `observe` a call with its duration and outcome. A synchronous answer stays
+ * synchronous; the duration of an asynchronous one runs until its promise settles.
+ */
+export function observedGuard(guard: Guard, backend: string, observe: Observer | undefined): Call {
+  if (observe === undefined) return (_, call) => guard(call);
+  // No closure a call on the synchronous path: under tsx each one costs a property definition.
+  const report = (operation: StorageOperation, started: number, failed: boolean) =>
+    observe({ kind: "storage", operation, backend, durationMs: performance.now() - started, failed });
+  return function observed<T>(operation: StorageOperation, call: () => Awaitable<T>): Awaitable<T> {
+    const started = performance.now();
+    let result: Awaitable<T>;
+    try {
+      result = guard(call);
+    } catch (error) {
+      report(operation, started, true);
+      throw error;
+    }
+    if (!isPromise(result)) {
+      report(operation, started, false);
+      return result;
+    }
+    return result.then(
+      (value) => {
+        report(operation, started, false);
+        return value;
+      },
+      (error: unknown) => {
+        report(operation, started, true);
+        throw error;
+      },
+    );
   };
 }
 
@@ -170,8 +211,13 @@ export interface CoreOperations {
 }
 
 export function createOperations(storage: PetStorage, options: OperationOptions | number): CoreOperations {
-  const { timeoutMs, rules, onError = () => {} } = typeof options === "number" ? { timeoutMs: options } : options;
-  const guarded = guardStorage(timeoutMs, storage.inProcess === true);
+  const {
+    timeoutMs,
+    rules,
+    onError = () => {},
+    observe,
+  } = typeof options === "number" ? { timeoutMs: options } : options;
+  const guarded = observedGuard(guardStorage(timeoutMs, storage.inProcess === true), storage.kind, observe);
   // In-process storage builds every value it returns from what the core validated: a page from
   // it is not checked pet by pet (reading each one would be the most of its cost).
   const trusted = storage.inProcess === true;
@@ -214,13 +260,13 @@ export function createOperations(storage: PetStorage, options: OperationOptions 
       after = decoded;
     }
     // One more than asked tells whether a next page exists without a second query.
-    const found = guarded(() => storage.list({ status, after, limit: limit + 1 }));
+    const found = guarded("listPets", () => storage.list({ status, after, limit: limit + 1 }));
     return isPromise(found) ? found.then((f) => pageOf(f, limit, status)) : pageOf(found, limit, status);
   }
 
   function getPet(id: number | string): Awaitable<Pet> {
     const petId = parsePetId(id);
-    const pet = guarded(() => storage.get(petId));
+    const pet = guarded("getPet", () => storage.get(petId));
     return isPromise(pet) ? pet.then((p) => petOf(p, petId)) : petOf(pet, petId);
   }
 
@@ -240,7 +286,9 @@ export function createOperations(storage: PetStorage, options: OperationOptions 
   }
 
   function store(data: CheckedNewPet): Awaitable<Pet> {
-    const pet = guarded(() => storage.create({ name: data.name, categoryId: data.categoryId, status: data.status }));
+    const pet = guarded("createPet", () =>
+      storage.create({ name: data.name, categoryId: data.categoryId, status: data.status }),
+    );
     if (trusted) return pet;
     return isPromise(pet) ? pet.then(checked) : checked(pet);
   }

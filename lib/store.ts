@@ -8,9 +8,11 @@ import type { Awaitable } from "./awaitable.ts";
 import { isPromise } from "./awaitable.ts";
 import { createHandler } from "./handler.ts";
 import type { PetStoreRequest, PetStoreResponse } from "./http.ts";
+import type { Observer } from "./observe.ts";
+import { safeObserver } from "./observe.ts";
 import { openApiRoute } from "./openapi.ts";
 import type { Operations } from "./operations.ts";
-import { checkListQuery, createOperations, guardStorage } from "./operations.ts";
+import { checkListQuery, createOperations, guardStorage, observedGuard } from "./operations.ts";
 import { BASE_PATH_PATTERN } from "./patterns.ts";
 import type { PetStoreRules } from "./rules.ts";
 import { checkRules, inProcessContext } from "./rules.ts";
@@ -44,6 +46,12 @@ export interface PetStoreOptions {
    * stored; `codes` lists the rule codes in the served OpenAPI document. See docs/rules.md.
    */
   rules?: PetStoreRules;
+  /**
+   * Called with each answered request `{ kind: "request", method, route, status, durationMs,
+   * requestId }` and each storage call `{ kind: "storage", operation, backend, durationMs, failed }`,
+   * for metrics (see lib/observe.ts). It never changes an answer: what it throws goes to `onError`.
+   */
+  observe?: Observer;
 }
 
 /** A store's answer to one request, without a promise when nothing had to wait. */
@@ -79,6 +87,7 @@ const OPTIONS = new Set([
   "sunsetAt",
   "onError",
   "rules",
+  "observe",
 ]);
 
 /** Throws a clear TypeError for an option that is unknown or not what it must be. */
@@ -102,6 +111,9 @@ function checkOptions(options: PetStoreOptions): void {
   }
   if (options.onError !== undefined && typeof options.onError !== "function") {
     throw new TypeError("createPetStore: onError must be a function (error) => void");
+  }
+  if (options.observe !== undefined && typeof options.observe !== "function") {
+    throw new TypeError("createPetStore: observe must be a function (observation) => void");
   }
 }
 
@@ -147,7 +159,9 @@ export function createPetStore(options: PetStoreOptions): PetStore {
   const timeoutMs = checkPositive("operationTimeoutMs", options.operationTimeoutMs ?? 2000);
   const onError = options.onError ?? ((error: unknown) => console.error("petstore: unexpected error", error));
   const rules = checkRules(options.rules);
-  const ops = createOperations(storage, { timeoutMs, rules, onError: (error) => onError(error) });
+  const observe = options.observe === undefined ? undefined : safeObserver(options.observe, onError);
+  const ops = createOperations(storage, { timeoutMs, rules, onError: (error) => onError(error), observe });
+  const ping = observedGuard(guardStorage(timeoutMs), storage.kind, observe);
   const { handle, respond } = createHandler(ops, {
     basePath,
     maxBodyBytes,
@@ -156,6 +170,7 @@ export function createPetStore(options: PetStoreOptions): PetStore {
     sunset: options.sunsetAt ?? DEFAULT_SUNSET_AT,
     onError: (error) => onError(error),
     stablePets: storage.inProcess === true,
+    observe,
     publicRoutes: {
       "openapi.json": openApiRoute({
         basePath,
@@ -178,7 +193,7 @@ export function createPetStore(options: PetStoreOptions): PetStore {
     maxBodyBytes,
     async ready() {
       try {
-        await guardStorage(timeoutMs)(() => storage.ping());
+        await ping("ready", () => storage.ping());
         return true;
       } catch {
         return false;

@@ -1,7 +1,8 @@
 /**
  * Our server under test, in a child process: argv[2] is "standalone" (adapters/server.ts's
  * startServer, memory storage, request logs on (BENCH_LOG_LEVEL, default info), as `npm start`
- * runs it; stdout is discarded by the parent), "hapi" (the hapi plugin on a hapi server) or "fastify" (the
+ * runs it; stdout is discarded by the parent), "standalone-metrics" (the same with the metrics of
+ * PETSTORE_METRICS_PORT fed), "hapi" (the hapi plugin on a hapi server) or "fastify" (the
  * Fastify plugin on a Fastify server). The store gets BENCH_PETS pets, then
  * the child tells its parent the port and serves until told to stop.
  */
@@ -22,6 +23,9 @@ const { createNodeHandler } = (await import(
 )) as typeof import("../../adapters/node-http.ts");
 const { startServer } = (await import(`${dist}adapters/server.js`)) as typeof import("../../adapters/server.ts");
 const { createPetStore } = (await import(`${dist}lib/index.js`)) as typeof import("../../lib/index.ts");
+const { createMetrics, loadPromClient } = (await import(
+  `${dist}adapters/metrics.js`
+)) as typeof import("../../adapters/metrics.ts");
 
 const mode = process.argv[2];
 const key = process.env.BENCH_KEY ?? "bench-key";
@@ -35,15 +39,13 @@ async function fillStore(store: PetStore): Promise<void> {
   }
 }
 
-if (mode === "standalone") {
-  const server = await startServer({
-    port: 0,
-    host: "127.0.0.1",
-    storage: "memory",
-    basePath: "/v1",
-    logLevel,
-    apiKeys: [key],
-  });
+if (mode === "standalone" || mode === "standalone-metrics") {
+  // With metrics, as PETSTORE_METRICS_PORT sets them up: the store's observer feeds prom-client.
+  const metrics = mode === "standalone-metrics" ? createMetrics(await loadPromClient()) : undefined;
+  const server = await startServer(
+    { port: 0, host: "127.0.0.1", storage: "memory", basePath: "/v1", logLevel, apiKeys: [key] },
+    metrics ? { observe: metrics.observe } : {},
+  );
   await fillStore(server.store);
   exitWithParent(() => server.close());
   tellParent({ type: "ready", port: server.port });

@@ -170,9 +170,12 @@ const hapi: Target = {
   },
 };
 
-/** Sends requests to a server on 127.0.0.1:port, one keep-alive socket at a time. */
-function overHttp(port: number) {
-  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+/**
+ * Sends requests to a server on 127.0.0.1:port, one keep-alive socket at a time (or, with
+ * `keepAlive: false`, a connection a request: a cluster's primary hands each to the next worker).
+ */
+export function overHttp(port: number, { keepAlive = true } = {}) {
+  const agent = new http.Agent({ keepAlive, maxSockets: 1 });
   return {
     url: `http://127.0.0.1:${port}`,
     close: () => agent.destroy(),

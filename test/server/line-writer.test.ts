@@ -87,4 +87,42 @@ test("line writer: multi-byte lines and lines longer than a chunk arrive whole a
   }
 });
 
+test("line writer: with atomicLines, 4 processes writing to one stalled pipe never interleave their lines", async () => {
+  const count = 5000; // about 600 kB each: the pipe fills, writes wait and resume
+  const writer = `"${process.execPath}" --import tsx "${CHILD}" ${count} plain atomic`;
+  const child = spawn("sh", ["-c", `${writer} & ${writer} & ${writer} & ${writer} & wait`], {
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stderr = "";
+  child.stderr.on("data", (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  child.stdout.pause(); // the reader stops reading until all four have written everything
+  const written = () => stderr.split("written").length - 1;
+  const deadline = Date.now() + 60_000;
+  while (written() < 4 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+  assert.is(written(), 4, stderr);
+  const chunks: Buffer[] = [];
+  child.stdout.on("data", (chunk: Buffer) => chunks.push(chunk));
+  child.stdout.resume();
+  assert.is(await new Promise<number | null>((resolve) => child.on("exit", resolve)), 0, stderr);
+  const seen = numbered(Buffer.concat(chunks).toString("utf8")); // JSON.parse fails on a broken line
+  assert.is(seen.length, 4 * count);
+  const times = new Map<number, number>();
+  for (const n of seen) times.set(n, (times.get(n) ?? 0) + 1);
+  assert.ok([...times.values()].every((t) => t === 4) && times.size === count, "each line four times");
+});
+
+test("line writer: with atomicLines, multi-byte and long lines still arrive whole and in order", async () => {
+  const count = 2000;
+  const expected = Array.from({ length: count }, (_, i) => line(i, true)).join("");
+  const child = spawn(process.execPath, ["--import", "tsx", CHILD, String(count), "mixed", "atomic"], {
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  const chunks: Buffer[] = [];
+  child.stdout.on("data", (chunk: Buffer) => chunks.push(chunk));
+  assert.is(await new Promise<number | null>((resolve) => child.on("exit", resolve)), 0);
+  assert.ok(Buffer.concat(chunks).toString("utf8") === expected, "the bytes differ");
+});
+
 test.run();

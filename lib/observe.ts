@@ -1,0 +1,57 @@
+/**
+ * The figures of a store, for metrics and traces: `createPetStore({ observe })` is called once for
+ * every request the store answered and once for every storage call. No metrics library is
+ * imported here; the standalone server builds Prometheus metrics on it (adapters/metrics.ts) and
+ * an embedder can feed prom-client or OpenTelemetry the same way (docs/production.md).
+ * When `observe` is absent, nothing on the request path measures anything.
+ */
+
+/** One request the store answered (through any adapter, `handle` or `respond`). */
+export interface RequestObservation {
+  kind: "request";
+  /** The method as sent, upper-cased (any token a client sends: normalise it before using it as a label). */
+  method: string;
+  /**
+   * The route template the request matched, e.g. "/v1/pets" or "/v1/pets/{petId}" (never the raw
+   * path); undefined when no route matched (a 404 not_found).
+   */
+  route: string | undefined;
+  status: number;
+  /** Milliseconds from the call of `handle`/`respond` to the response being ready (its promise settled), body reading included. */
+  durationMs: number;
+  /** The request id the response carries (`X-Request-Id`). */
+  requestId: string;
+}
+
+/** The storage operations a store performs. */
+export type StorageOperation = "listPets" | "createPet" | "getPet" | "ready";
+
+/** One call to the storage backend. */
+export interface StorageObservation {
+  kind: "storage";
+  operation: StorageOperation;
+  /** The storage's `kind`: "memory", "sqlite", "redis", "postgres" (or a custom storage's). */
+  backend: string;
+  /** Milliseconds the call took, time-outs included. */
+  durationMs: number;
+  /** True when the call failed or timed out (answered 503 storage_unavailable). */
+  failed: boolean;
+}
+
+export type Observation = RequestObservation | StorageObservation;
+
+/** Called synchronously with each observation; what it throws is reported to `onError` and ignored. */
+export type Observer = (observation: Observation) => void;
+
+/** The observer, made safe: it never throws, whatever `observe` does. */
+export function safeObserver(observe: Observer, onError: (error: unknown) => void): Observer {
+  return (observation) => {
+    try {
+      observe(observation);
+    } catch (error) {
+      try {
+        onError(error);
+      } catch {}
+    }
+  };
+}
