@@ -1,10 +1,12 @@
 /**
- * H1, H2, H3, F2 (and O1: H1 with metrics on, against H1 with metrics off): our server and its
- * baseline, each in its own child process, loaded in turn by
+ * H1, H2, H3, F1, F2, F3 (and O1: H1 with metrics on, against H1 with metrics off): our server and
+ * its baseline, each in its own child process, loaded in turn by
  * autocannon from this process over loopback: a warm-up of each, then rounds A, B, A, B, … so
  * that drift of the machine hits both alike. Before measuring, both answer one request and the
  * answers are compared (a baseline that answered something else would prove nothing); every
  * round must be all 2xx, without errors or time-outs.
+ * F1 and F3 run both servers under Bun or Deno (bench/servers/fetch.ts): the fetch handler against
+ * a bare `Bun.serve` / `Deno.serve` handler answering the same bytes.
  * Run by bench/run.ts; by hand: `npx tsx bench/http.ts H1 [--quick] [--profile]`.
  */
 import type { ChildProcess } from "node:child_process";
@@ -13,13 +15,16 @@ import { fileURLToPath } from "node:url";
 import autocannon from "autocannon";
 import { cpuOf, finish, start, stop, waitFor } from "./child.ts";
 import { alternating, median, QUICK, spread } from "./measure.ts";
-import { row } from "./report.ts";
+import { row, unavailable } from "./report.ts";
+import { type Runtime, runtimeBinary, startRuntime } from "./runtime.ts";
 
 interface Scenario {
   label: string;
-  ours: "standalone" | "standalone-metrics" | "hapi" | "node-http" | "fastify";
+  ours: "standalone" | "standalone-metrics" | "hapi" | "node-http" | "fastify" | "fetch";
   /** A baseline of servers/baseline.ts, or "standalone": our own server (servers/ours.ts) as the reference. */
-  baseline: "node-list" | "hapi-list" | "node-create" | "fastify-list" | "standalone";
+  baseline: "node-list" | "hapi-list" | "node-create" | "fastify-list" | "fetch-bare" | "standalone";
+  /** F1, F3: both servers run under this runtime instead of Node. */
+  runtime?: Runtime;
   method: "GET" | "POST";
   path: string;
   body?: string;
@@ -56,6 +61,26 @@ const SCENARIOS: Record<string, Scenario> = {
     pets: 0,
     target: 0.8,
   },
+  F1: {
+    label: "GET /v1/pets?limit=20, fetch handler on Bun.serve, memory, 10,000 pets",
+    ours: "fetch",
+    baseline: "fetch-bare",
+    runtime: "bun",
+    method: "GET",
+    path: "/v1/pets?limit=20",
+    pets: 10_000,
+    target: 0.85,
+  },
+  F3: {
+    label: "GET /v1/pets?limit=20, fetch handler on Deno.serve, memory, 10,000 pets",
+    ours: "fetch",
+    baseline: "fetch-bare",
+    runtime: "deno",
+    method: "GET",
+    path: "/v1/pets?limit=20",
+    pets: 10_000,
+    target: 0.85,
+  },
   F2: {
     label: "GET /v1/pets?limit=20, Fastify plugin, memory, 10,000 pets",
     ours: "fastify",
@@ -80,7 +105,7 @@ const id = process.argv[2] ?? "";
 function pick(): Scenario {
   const found = SCENARIOS[id];
   if (found === undefined) {
-    throw new Error(`bench/http.ts: unknown scenario ${JSON.stringify(id)} (H1, H2, H3, F2 or O1)`);
+    throw new Error(`bench/http.ts: unknown scenario ${JSON.stringify(id)} (H1, H2, H3, F1, F2, F3 or O1)`);
   }
   return found;
 }
@@ -145,9 +170,35 @@ interface Round {
   cpu: number;
 }
 
+/** A server under test or a baseline, whatever runs it. */
+interface Server {
+  port: number;
+  /** CPU time used so far, µs. */
+  cpu(): Promise<number>;
+  stop(): Promise<void>;
+}
+
+/** A Node child (bench/child.ts) once it is ready. */
+async function nodeServer(file: string, args: string[], options: Parameters<typeof start>[2]): Promise<Server> {
+  const child: ChildProcess = start(file, args, options);
+  try {
+    const { port } = await waitFor(child, "ready", 60_000);
+    return { port, cpu: () => cpuOf(child), stop: () => stop(child) };
+  } catch (error) {
+    await stop(child);
+    throw error;
+  }
+}
+
+/** A Bun or Deno child (bench/runtime.ts) once it is ready. */
+async function runtimeServer(runtime: Runtime, mode: string, env: Record<string, string>): Promise<Server> {
+  const child = await startRuntime(runtime, "./servers/fetch.ts", [mode], env);
+  return { port: child.port, cpu: async () => child.cpu(), stop: () => child.stop() };
+}
+
 /** One autocannon run against `server`; throws unless every request got a 2xx answer. */
-async function load(server: ChildProcess, port: number, seconds: number): Promise<Round> {
-  const cpuBefore = await cpuOf(server);
+async function load(server: Server, port: number, seconds: number): Promise<Round> {
+  const cpuBefore = await server.cpu();
   const headers: Record<string, string> = { authorization: `Bearer ${KEY}` };
   if (scenario.body !== undefined) headers["content-type"] = "application/json";
   const result = await autocannon({
@@ -165,29 +216,42 @@ async function load(server: ChildProcess, port: number, seconds: number): Promis
         `${result.non2xx} non-2xx (${JSON.stringify(result.statusCodeStats)})`,
     );
   }
-  const cpu = (await cpuOf(server)) - cpuBefore;
+  const cpu = (await server.cpu()) - cpuBefore;
   return { rate: result.requests.total / result.duration, cpu: cpu / result.requests.total };
 }
 
 async function main() {
   const s = scenario;
-  const children: ChildProcess[] = [];
+  if (s.runtime !== undefined && runtimeBinary(s.runtime) === undefined) {
+    const why = `${s.runtime} is not installed (npm ci installs the ${s.runtime} devDependency)`;
+    if (process.env.CI === "true") throw new Error(why);
+    console.error(`SKIPPED: ${id}: ${why}`);
+    const target = { on: "ratio", op: ">=", value: s.target } as const;
+    return [unavailable(id, s.label, "req/s", target, "skipped", why)];
+  }
+  const children: Server[] = [];
   try {
     const env = { BENCH_KEY: KEY, BENCH_PETS: String(s.pets) };
     // One profile a thread (tsx runs a loader thread): the main thread's is the big one.
     const profile = (side: string) => (PROFILE ? ["--cpu-prof", `--cpu-prof-dir=${PROFILE_DIR}${id}-${side}`] : []);
     // BENCH_OURS=node-http swaps the server under test, to locate a cost (see servers/ours.ts).
     const oursMode = process.env.BENCH_OURS ?? s.ours;
-    const ours = start("./servers/ours.ts", [oursMode], { env, nodeFlags: profile("ours") });
+    const ours =
+      s.runtime === undefined
+        ? await nodeServer("./servers/ours.ts", [oursMode], { env, nodeFlags: profile("ours") })
+        : await runtimeServer(s.runtime, "ours", env);
     children.push(ours);
-    const oursPort = (await waitFor(ours, "ready", 60_000)).port;
+    const oursPort = ours.port;
     const reference = await ask(oursPort);
-    const base = start(s.baseline === "standalone" ? "./servers/ours.ts" : "./servers/baseline.ts", [s.baseline], {
-      env: { ...env, BENCH_REFERENCE: JSON.stringify({ ...reference, path: s.path }) },
-      nodeFlags: profile("baseline"),
-    });
+    const baseEnv = { ...env, BENCH_REFERENCE: JSON.stringify({ ...reference, path: s.path }) };
+    // O1's reference is our own server (metrics off): servers/ours.ts, not a bare baseline.
+    const baseFile = s.baseline === "standalone" ? "./servers/ours.ts" : "./servers/baseline.ts";
+    const base =
+      s.runtime === undefined
+        ? await nodeServer(baseFile, [s.baseline], { env: baseEnv, nodeFlags: profile("baseline") })
+        : await runtimeServer(s.runtime, "bare", baseEnv);
     children.push(base);
-    const basePort = (await waitFor(base, "ready", 60_000)).port;
+    const basePort = base.port;
     const headerNote = compare(reference, await ask(basePort));
 
     if (WARM_SECONDS > 0) {
@@ -220,7 +284,7 @@ async function main() {
       }),
     ];
   } finally {
-    await Promise.all(children.map((child) => stop(child)));
+    await Promise.all(children.map((child) => child.stop()));
   }
 }
 

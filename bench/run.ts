@@ -48,7 +48,7 @@ if (README && (QUICK || only.length > 0)) {
 
 function jobs(): Job[] {
   const list: Job[] = [];
-  const http = { H1: 0.85, H2: 0.9, H3: 0.8, F2: 0.9, O1: 0.95 };
+  const http = { H1: 0.85, H2: 0.9, H3: 0.8, F1: 0.85, F2: 0.9, F3: 0.85, O1: 0.95 };
   for (const [id, ratio] of Object.entries(http)) {
     list.push({
       id,
@@ -90,6 +90,15 @@ function jobs(): Job[] {
     program: "./workers.ts",
     args: mode,
     timeoutMs: QUICK ? 90_000 : 180_000,
+  });
+  list.push({
+    id: "K1",
+    scenario: "Cloudflare Worker bundle, minified",
+    unit: "KB",
+    target: { on: "ours", op: "<=", value: 150 },
+    program: "./bundle.ts",
+    args: [],
+    timeoutMs: 60_000,
   });
   list.push({
     id: "M1",

@@ -14,7 +14,7 @@ import type { ConformanceTarget, FetchTarget, SocketTarget } from "../../conform
 import { conformanceCases } from "../../conformance/index.ts";
 import { observeResponse } from "./observe.ts";
 import type { Answer, Req, Session, Target } from "./targets.ts";
-import { baseOf, KEY, TARGETS } from "./targets.ts";
+import { baseOf, closeTargets, KEY, TARGETS } from "./targets.ts";
 
 /** Headers that belong to the transport, not to the contract: never compared. */
 const TRANSPORT = new Set(["date", "connection", "keep-alive", "transfer-encoding"]);
@@ -88,6 +88,8 @@ async function named<T>(target: Target, run: () => Promise<T>): Promise<T> {
     throw error;
   }
 }
+
+test.after(closeTargets);
 
 for (const c of conformanceCases()) {
   test(c.name, async () => {

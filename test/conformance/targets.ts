@@ -2,7 +2,8 @@
  * The targets of the conformance suite, each serving a fresh memory store with one key:
  * `handle()` called directly, the Node adapter through node-mocks-http, the hapi plugin through
  * `server.inject`, and over real sockets the standalone server, the Fastify plugin, and the Node
- * adapter in Express 4 and 5 (at the root, and under a mount path).
+ * adapter in Express 4 and 5 (at the root, and under a mount path); the fetch handler called in
+ * process, and served over a socket by Bun, Deno and workerd (runtimes.ts).
  */
 import { EventEmitter } from "node:events";
 import type { IncomingMessage, ServerResponse } from "node:http";
@@ -13,12 +14,14 @@ import express4 from "express4";
 import Fastify from "fastify";
 import { createRequest, createResponse } from "node-mocks-http";
 import { petStore, petStoreFrameworkErrors } from "../../adapters/fastify.ts";
+import { createFetchHandler } from "../../adapters/fetch.ts";
 import { petStorePlugin } from "../../adapters/hapi.ts";
 import { createLogger } from "../../adapters/logger.ts";
 import { createNodeHandler } from "../../adapters/node-http.ts";
 import { startServer } from "../../adapters/server.ts";
 import type { PetStore, PetStoreRules } from "../../lib/index.ts";
 import { createPetStore } from "../../lib/index.ts";
+import { runtimeTargets } from "./runtimes.ts";
 
 export const KEY = "conformance-key";
 
@@ -38,8 +41,8 @@ export interface Answer {
 }
 
 export interface Session {
-  /** The store behind the target. */
-  store: PetStore;
+  /** The store behind the target (absent when it runs in another process: Bun, Deno, workerd). */
+  store?: PetStore;
   send(req: Req): Promise<Answer>;
   close(): Promise<void>;
   /** The server's origin ("http://127.0.0.1:PORT") when the target listens on a socket. */
@@ -295,8 +298,53 @@ function expressTarget(name: string, express: typeof express5, mount?: string): 
   };
 }
 
-/** Every target the suite runs against. */
-export const TARGETS: readonly Target[] = [
+/** A Request as a Fetch runtime hands it over: the body streamed in 16 KiB chunks. */
+export function toRequest(req: Req, origin = "http://127.0.0.1"): Request {
+  let body: ReadableStream<Uint8Array> | undefined;
+  if (req.body !== undefined) {
+    const bytes = Buffer.from(req.body);
+    let at = 0;
+    body = new ReadableStream({
+      pull(controller) {
+        if (at >= bytes.length) return controller.close();
+        controller.enqueue(new Uint8Array(bytes.subarray(at, at + 16_384)));
+        at += 16_384;
+      },
+    });
+  }
+  return new Request(`${origin}${req.path}`, {
+    method: req.method,
+    headers: wireHeaders(req),
+    body,
+    duplex: "half",
+  } as RequestInit);
+}
+
+const fetchDirect: Target = {
+  name: "fetch handler (in process)",
+  async open(setup = {}) {
+    const store = createPetStore({ auth: [KEY], ...setup });
+    const handler = createFetchHandler(store);
+    return {
+      store,
+      async send(req) {
+        const res = await handler(toRequest(req));
+        const headers: Record<string, string> = {};
+        res.headers.forEach((value, name) => {
+          headers[name] = value;
+        });
+        return { status: res.status, headers, body: await res.text() };
+      },
+      close: () => store.close(),
+    };
+  },
+};
+
+export { closeTargets } from "./runtimes.ts";
+
+/** Every target the suite runs against (a runtime that is not installed is left out, loudly). */
+/** The targets whose store lives in this process: `open(setup)` applies the store options (rules). */
+export const IN_PROCESS_TARGETS: readonly Target[] = [
   direct,
   nodeMocks,
   hapi,
@@ -306,4 +354,7 @@ export const TARGETS: readonly Target[] = [
   expressTarget("express 4", express4, "/shop"),
   expressTarget("express 5", express5),
   expressTarget("express 5", express5, "/shop"),
+  fetchDirect,
 ];
+
+export const TARGETS: readonly Target[] = [...IN_PROCESS_TARGETS, ...runtimeTargets()];

@@ -2,9 +2,11 @@
 import { readFileSync } from "node:fs";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { baseOf, TARGETS } from "../conformance/targets.ts";
+import { baseOf, closeTargets, TARGETS } from "../conformance/targets.ts";
 
 const committed = JSON.parse(readFileSync(new URL("../../openapi.json", import.meta.url), "utf8"));
+
+test.after(closeTargets);
 
 // The committed document describes the default base path, /v1 (a mounted target serves its own).
 for (const target of TARGETS.filter((t) => baseOf(t) === "/v1")) {

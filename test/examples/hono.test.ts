@@ -1,0 +1,31 @@
+/** examples/hono: a Hono application with its own routes and middleware, the pet store under /v1 through c.req.raw. */
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { app } from "../../examples/hono/app.ts";
+
+const auth = { authorization: "Bearer pets-api-key" };
+
+test("examples/hono: Hono's own route and middleware stay; /v1 is the pet store's (401, 201 with Location, the list, HEAD, JSON 404)", async () => {
+  const home = await app.request("/");
+  assert.is(await home.text(), "Welcome to Happy Paws. The pet API lives under /v1.");
+  const anonymous = await app.request("/v1/pets");
+  assert.is(anonymous.status, 401);
+  assert.is(anonymous.headers.get("x-served-by"), "hono", "the application's middleware ran around the store");
+  const created = await app.request("/v1/pets", {
+    method: "POST",
+    headers: { ...auth, "content-type": "application/json" },
+    body: '{"name":"Tom","categoryId":2}',
+  });
+  assert.is(created.status, 201);
+  assert.is(created.headers.get("location"), "/v1/pets/1");
+  const list = await app.request("/v1/pets?limit=5", { headers: auth });
+  assert.is(await list.text(), '[{"id":1,"name":"Tom","categoryId":2,"status":"available"}]');
+  const head = await app.request("/v1/pets", { method: "HEAD", headers: auth });
+  assert.is(head.status, 200);
+  assert.is(await head.text(), "");
+  const unknown = await app.request("/v1", { headers: auth });
+  assert.is(unknown.status, 404);
+  assert.equal(await unknown.json(), { code: "not_found", message: "No such route.", status: 404 });
+});
+
+test.run();

@@ -1,0 +1,27 @@
+/**
+ * A pet store behind createFetchHandler as a Cloudflare Worker (bundled with esbuild by
+ * test/support/worker.ts, run by workerd through Miniflare). Memory storage. The conformance
+ * suite controls it from the test process through scheduled events, which only Miniflare (or the
+ * Workers platform's cron) can send, never over HTTP: cron "reset" gives a fresh empty store,
+ * cron "seed <NewPet JSON>" creates that pet.
+ */
+import { createFetchHandler } from "../../adapters/fetch.ts";
+import type { PetStore } from "../../lib/index.ts";
+import { createPetStore } from "../../lib/index.ts";
+
+const KEY = "conformance-key";
+let store: PetStore = createPetStore({ auth: [KEY] });
+let handler = createFetchHandler(store);
+
+export default {
+  fetch: (request: Request) => handler(request),
+  async scheduled(event: { cron: string }) {
+    if (event.cron === "reset") {
+      const old = store;
+      store = createPetStore({ auth: [KEY] });
+      handler = createFetchHandler(store);
+      await old.close();
+    } else if (event.cron.startsWith("seed ")) await store.createPet(JSON.parse(event.cron.slice(5)));
+    else throw new Error(`unknown command ${event.cron}`);
+  },
+};
