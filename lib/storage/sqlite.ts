@@ -10,7 +10,6 @@
  * `mmapBytes` of the file are read through memory-mapped I/O. The WAL file is cut back to 64 MiB
  * when a large write grew it past that.
  */
-import { closeSync, existsSync, openSync, unlinkSync } from "node:fs";
 import type { Pet } from "../schemas.ts";
 import { causeOf, StorageConfigError } from "./config-error.ts";
 import { loadDriver } from "./driver.ts";
@@ -78,8 +77,10 @@ function checkOptions(options: SqliteStorageOptions) {
  * SQLITE_CANTOPEN): the error of opening it as SQLite would (ENOENT, ENOTDIR, EACCES, EROFS,
  * EISDIR…), or `undefined` when it opens. A file this check creates is removed again.
  */
-function fileProblem(path: string): Error | undefined {
+async function fileProblem(path: string): Promise<Error | undefined> {
   if (path === ":memory:" || path.startsWith("file:")) return undefined;
+  // Loaded here, on a failed open only: the core (a Worker bundle included) imports no node:fs.
+  const { closeSync, existsSync, openSync, unlinkSync } = await import("node:fs");
   const existed = existsSync(path);
   try {
     closeSync(openSync(path, "a"));
@@ -127,7 +128,7 @@ export async function sqliteStorage(options: SqliteStorageOptions): Promise<PetS
     await query(`CREATE INDEX IF NOT EXISTS ${t}_index_status_id ON ${t}_index (status, id)`);
   } catch (error) {
     await close();
-    throw new StorageConfigError(`cannot open sqlite storage at ${path}: ${causeOf(fileProblem(path) ?? error)}`, {
+    throw new StorageConfigError(`cannot open sqlite storage at ${path}: ${causeOf((await fileProblem(path)) ?? error)}`, {
       cause: error,
     });
   }
