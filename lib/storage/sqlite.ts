@@ -128,9 +128,12 @@ export async function sqliteStorage(options: SqliteStorageOptions): Promise<PetS
     await query(`CREATE INDEX IF NOT EXISTS ${t}_index_status_id ON ${t}_index (status, id)`);
   } catch (error) {
     await close();
-    throw new StorageConfigError(`cannot open sqlite storage at ${path}: ${causeOf((await fileProblem(path)) ?? error)}`, {
-      cause: error,
-    });
+    throw new StorageConfigError(
+      `cannot open sqlite storage at ${path}: ${causeOf((await fileProblem(path)) ?? error)}`,
+      {
+        cause: error,
+      },
+    );
   }
 
   return {
