@@ -3,6 +3,9 @@
  * (no CDN, nothing fetched from elsewhere), reading the store's `{base}/openapi.json`. A user
  * pastes a key in "Authorize" (kept across reloads) and tries each operation from the page.
  *
+ * swagger-ui-dist is an optional peer dependency (12 MB, most users embed the API without the
+ * page): without it, every docs path answers `503` with a JSON error naming the package to install.
+ *
  * `createDocs` is HTTP-neutral; `createDocsHandler` is its node:http form for the standalone server.
  */
 import { readFileSync } from "node:fs";
@@ -45,7 +48,47 @@ const CSP = [
   "form-action 'none'",
 ].join("; ");
 
-const distDir = (): string => dirname(createRequire(import.meta.url).resolve("swagger-ui-dist/package.json"));
+/** The optional package that holds Swagger UI's files. */
+export const DOCS_PACKAGE = "swagger-ui-dist";
+
+let dist: string | null | undefined; // the package's folder; null when it is not installed
+
+/** The folder of swagger-ui-dist, or `undefined` when it is not installed (looked up once). */
+function distDir(): string | undefined {
+  if (dist === undefined) {
+    try {
+      dist = dirname(createRequire(import.meta.url).resolve(`${DOCS_PACKAGE}/package.json`));
+    } catch {
+      dist = null;
+    }
+  }
+  return dist ?? undefined;
+}
+
+/**
+ * True when the API reference page can be served (the optional package swagger-ui-dist is
+ * installed). @example if (!docsAvailable()) console.log("npm install swagger-ui-dist to serve /docs")
+ */
+export function docsAvailable(): boolean {
+  return distDir() !== undefined;
+}
+
+/** The answer of every docs path when swagger-ui-dist is not installed. */
+function unavailable(): DocsResponse {
+  const body = Buffer.from(
+    JSON.stringify({
+      code: "docs_unavailable",
+      message: `The API reference page needs the optional package ${DOCS_PACKAGE}: run npm install ${DOCS_PACKAGE}`,
+      status: 503,
+    }),
+  );
+  const headers = {
+    "content-type": "application/json; charset=utf-8",
+    "content-length": String(body.length),
+    "cache-control": "no-store",
+  };
+  return { status: 503, headers, body };
+}
 
 const escapeHtml = (s: string): string => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
@@ -60,6 +103,7 @@ function page(path: string): string {
 <link rel="stylesheet" href="${p}/swagger-ui.css">
 <link rel="icon" type="image/png" href="${p}/favicon-32x32.png" sizes="32x32">
 <link rel="icon" type="image/png" href="${p}/favicon-16x16.png" sizes="16x16">
+<style>.swagger-ui .json-schema-2020-12__attribute--primary { text-transform: none; } /* array<Pet>, not array<pet> */</style>
 </head>
 <body>
 <div id="swagger-ui"></div>
@@ -70,7 +114,72 @@ function page(path: string): string {
 `;
 }
 
-function initScript(documentUrl: string): string {
+/**
+ * A Swagger UI plugin: an array whose items are a `$ref` to a named schema is labelled with that
+ * name, so the Pets schema reads `array<Pet>` (Swagger UI labels an array of an unresolved
+ * reference `array<any>`, and `array<object>` once resolved). It passes its own `getType` to
+ * the context Swagger UI builds for its schema views; every other schema keeps Swagger UI's label.
+ */
+const NAMED_TYPES = `function PetStoreNamedTypes() {
+  var named = function (schema) {
+    if (!schema || typeof schema !== "object" || typeof schema.$ref !== "string") return undefined;
+    var match = /^#\\/components\\/schemas\\/([^/]+)$/.exec(schema.$ref);
+    return match ? decodeURIComponent(match[1]) : undefined;
+  };
+  return {
+    wrapComponents: {
+      withJSONSchema202012SystemContext: function (Original, system) {
+        return function (Component, overrides) {
+          overrides = overrides || {};
+          var base = system.fn.jsonSchema202012.getType;
+          var getType = function (schema, seen) {
+            if (schema && typeof schema === "object" && !schema.prefixItems && named(schema.items)) {
+              return "array<" + named(schema.items) + ">";
+            }
+            return base(schema, seen);
+          };
+          var fn = Object.assign({}, overrides.fn, { getType: getType });
+          return Original(Component, Object.assign({}, overrides, { fn: fn }));
+        };
+      },
+    },
+  };
+}`;
+
+/**
+ * A Swagger UI plugin: the page lists one server, the one it was served from
+ * (`location.origin` + the store's base path), so "Try it out" calls this server and the
+ * selector shows its real URL. The document itself is not changed (its production and staging
+ * servers, with their `{baseUrl}` variable, are what `{base}/openapi.json` serves).
+ */
+const THIS_SERVER = `function PetStoreThisServer(basePath) {
+  return function () {
+    return {
+      statePlugins: {
+        spec: {
+          wrapActions: {
+            updateSpec: function (original) {
+              return function (text) {
+                try {
+                  var doc = typeof text === "string" ? JSON.parse(text) : null;
+                  if (doc && typeof doc === "object" && Array.isArray(doc.servers)) {
+                    doc.servers = [{ url: window.location.origin + basePath, description: "This server" }];
+                    return original(JSON.stringify(doc));
+                  }
+                } catch (error) {
+                  // not JSON: Swagger UI reports it as it is
+                }
+                return original(text);
+              };
+            },
+          },
+        },
+      },
+    };
+  };
+}`;
+
+function initScript(documentUrl: string, basePath: string): string {
   const config = {
     url: documentUrl,
     dom_id: "#swagger-ui",
@@ -82,9 +191,12 @@ function initScript(documentUrl: string): string {
     // The default would send the document to validator.swagger.io for a badge.
     validatorUrl: null,
   };
-  // The presets cannot be written as JSON; everything else is.
-  return `window.ui = SwaggerUIBundle(Object.assign(${JSON.stringify(config)}, {
+  // The presets and plugins cannot be written as JSON; everything else is.
+  return `${NAMED_TYPES}
+${THIS_SERVER}
+window.ui = SwaggerUIBundle(Object.assign(${JSON.stringify(config)}, {
   presets: [SwaggerUIBundle.presets.apis],
+  plugins: [PetStoreNamedTypes, PetStoreThisServer(${JSON.stringify(basePath)})],
   layout: "BaseLayout",
 }));
 `;
@@ -106,19 +218,17 @@ export function createDocs(options: DocsOptions = {}): (method: string, url: str
   files.set(path, { type: "text/html; charset=utf-8", body: Buffer.from(page(path)), cache: "no-cache" });
   files.set(`${path}/init.js`, {
     type: "text/javascript; charset=utf-8",
-    body: Buffer.from(initScript(`${basePath}/openapi.json`)),
+    body: Buffer.from(initScript(`${basePath}/openapi.json`, basePath)),
     cache: "no-cache",
   });
-  let dir: string | undefined;
-
   // The package's files are read once, on first request, and kept (the bundle is ~1.5 MB).
   function file(name: string) {
     let entry = files.get(name);
     if (entry === undefined && name.startsWith(`${path}/`)) {
       const asset = name.slice(path.length + 1);
       const type = ASSETS[asset];
-      if (type === undefined) return undefined;
-      dir ??= distDir();
+      const dir = distDir();
+      if (type === undefined || dir === undefined) return undefined;
       entry = { type, body: readFileSync(join(dir, asset)), cache: "public, max-age=3600" };
       files.set(name, entry);
     }
@@ -128,9 +238,13 @@ export function createDocs(options: DocsOptions = {}): (method: string, url: str
   return function docs(method, url) {
     const name = url.split("?", 1)[0] as string;
     if (name !== path && !name.startsWith(`${path}/`)) return undefined;
+    const m = method.toUpperCase();
+    if (!docsAvailable() && (name === path || name === `${path}/init.js` || name.slice(path.length + 1) in ASSETS)) {
+      const answer = unavailable();
+      return m === "HEAD" ? { ...answer, body: Buffer.alloc(0) } : answer;
+    }
     const entry = file(name);
     if (entry === undefined) return undefined;
-    const m = method.toUpperCase();
     if (m !== "GET" && m !== "HEAD") {
       const refused = errorResponse(new PetStoreError("method_not_allowed"), false, requestIdOf(undefined), {
         allow: "GET, HEAD",

@@ -10,7 +10,10 @@
  *   reading never stalls the server (lines wait in memory, at most 64 MiB, then are dropped).
  *
  * `end()` writes what is left, in order; lines still buffered when the process exits are
- * written synchronously then, so a crash-free exit never drops a line.
+ * written synchronously then, so a crash-free exit never drops a line. The writer holds a
+ * `process.once("exit")` listener only while lines wait to be written (from the first line after
+ * a quiet spell until they are all written): an idle, silent or ended writer holds none, so a
+ * program that starts and closes many servers leaves no listener behind.
  */
 import { fstatSync, write, writeSync } from "node:fs";
 
@@ -38,6 +41,7 @@ export class LineWriter {
   private idle: (() => void)[] = [];
   private readonly sync: boolean;
   private readonly onExit = () => this.flushSync();
+  private hooked = false; // the exit listener is registered
 
   /**
    * `atomicLines`: several processes write to the same descriptor (the workers of a cluster), so
@@ -48,12 +52,22 @@ export class LineWriter {
     private readonly atomicLines = false,
   ) {
     this.sync = !mayBlock(fd);
+  }
+
+  private hook(): void {
+    this.hooked = true;
     process.once("exit", this.onExit);
+  }
+
+  private unhook(): void {
+    this.hooked = false;
+    process.removeListener("exit", this.onExit);
   }
 
   /** Queues one line (it must end with "\n"). */
   write(line: string): boolean {
     if (this.buffered.length > MAX_WAITING) return true; // the reader is gone: logging must not stop the server
+    if (!this.hooked) this.hook(); // lines wait from now on: they must reach the exit
     this.buffered += line;
     if (this.buffered.length >= CHUNK) this.flush();
     else if (this.timer === undefined) {
@@ -117,11 +131,13 @@ export class LineWriter {
     });
   }
 
+  /** Everything is written: nothing to do at exit any more, and whoever waited is told. */
   private settle(): void {
+    if (this.hooked && this.pending === undefined && this.buffered === "") this.unhook();
     for (const resolve of this.idle.splice(0)) resolve();
   }
 
-  /** Resolves once every queued line is written. */
+  /** Resolves once every queued line is written, and then holds no exit listener any more. */
   end(): Promise<void> {
     return new Promise((resolve) => {
       this.idle.push(resolve);
@@ -136,7 +152,7 @@ export class LineWriter {
    */
   flushSync(last = true): void {
     if (last) {
-      process.removeListener("exit", this.onExit);
+      this.unhook();
       clearTimeout(this.retry);
     }
     clearTimeout(this.timer);

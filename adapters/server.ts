@@ -22,7 +22,7 @@ import { cannotRespond } from "./body.ts";
 import { inWorker, startCluster } from "./cluster.ts";
 import type { ServerConfig } from "./config.ts";
 import { ConfigError, loadConfig, USAGE } from "./config.ts";
-import { docsRoute } from "./docs.ts";
+import { DOCS_PACKAGE, docsAvailable, docsRoute } from "./docs.ts";
 import type { Logger } from "./logger.ts";
 import { createLogger, flushLogs, requestLogger } from "./logger.ts";
 import { createMetrics, loadPromClient, type MetricsServer, serveMetrics } from "./metrics.ts";
@@ -394,6 +394,12 @@ export async function main(argv: readonly string[] = process.argv.slice(2), env 
   process.stdout.write(
     `Pet Store API listening on ${started.url} (storage: ${storageKind(config.storage)}${workers}${metrics}; GET /healthz, /readyz)\n`,
   );
+  // The docs page's optional package (issue 20): say at once why /docs would answer 503.
+  if (!docsAvailable()) {
+    process.stdout.write(
+      `API reference page off: GET /docs answers 503 until the optional package ${DOCS_PACKAGE} is installed (npm install ${DOCS_PACKAGE})\n`,
+    );
+  }
 }
 
 /** True when this file was started directly (`tsx adapters/server.ts`, `node dist/adapters/server.js`). */

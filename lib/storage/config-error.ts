@@ -25,3 +25,90 @@ export function reason(error: unknown): string {
   const code = (error as { code?: unknown } | null)?.code;
   return typeof code === "string" ? code : "no answer";
 }
+
+/**
+ * The errors an error is made of: itself, its `cause` chain, an AggregateError's `errors` (Node's
+ * happy eyeballs), and the `originalError` / `socketError` node-redis wraps.
+ */
+function parts(error: unknown, seen = new Set<unknown>()): unknown[] {
+  if (error === null || error === undefined || seen.has(error)) return [];
+  seen.add(error);
+  const out: unknown[] = [error];
+  const e = error as { cause?: unknown; errors?: unknown; originalError?: unknown; socketError?: unknown };
+  if (Array.isArray(e.errors)) for (const inner of e.errors) out.push(...parts(inner, seen));
+  for (const inner of [e.cause, e.originalError, e.socketError]) out.push(...parts(inner, seen));
+  return out;
+}
+
+const CAUSES: [RegExp, string][] = [
+  [/^ECONNREFUSED$/, "connection refused"],
+  [/^(ENOTFOUND|EAI_AGAIN|EAI_NONAME|EAI_FAIL)$/, "unknown host"],
+  [/^(ETIMEDOUT|ESOCKETTIMEDOUT)$/, "timed out"],
+  [/^(EACCES|EPERM)$/, "permission denied"],
+  [/^EROFS$/, "read-only file system"],
+  [/^ENOTDIR$/, "not a directory"],
+  [/^ENOENT$/, "no such directory"],
+  [/^EISDIR$/, "is a directory"],
+  [/^(EHOSTUNREACH|ENETUNREACH)$/, "host unreachable"],
+  [/^(ECONNRESET|EPIPE)$/, "connection closed by the server"],
+];
+
+const MESSAGES: [RegExp, string][] = [
+  [/timeout|timed out/i, "timed out"],
+  [
+    /socket closed unexpectedly|connection terminated unexpectedly|connection closed/i,
+    "connection closed by the server",
+  ],
+  [/password authentication failed|WRONGPASS|NOAUTH|invalid username-password/i, "authentication failed"],
+];
+
+/**
+ * What went wrong, in a few words an operator acts on ("connection refused", "unknown host",
+ * "timed out", "permission denied", …), followed by the driver's code or first line in brackets.
+ *
+ * @example causeOf(connectError) === "connection refused [ECONNREFUSED]"
+ */
+export function causeOf(error: unknown): string {
+  const all = parts(error);
+  for (const part of all) {
+    const code = (part as { code?: unknown } | null)?.code;
+    if (typeof code !== "string") continue;
+    for (const [pattern, words] of CAUSES) if (pattern.test(code)) return `${words} [${code}]`;
+  }
+  const first = reason(error);
+  for (const part of all) {
+    const message = reason(part);
+    for (const [pattern, words] of MESSAGES) if (pattern.test(message)) return `${words} [${message}]`;
+  }
+  return first;
+}
+
+/**
+ * "host 127.0.0.1, port 6379" from a server URL (its defaults when the URL omits them), or
+ * `undefined` when the URL cannot be read.
+ */
+export function hostAndPort(url: string, defaultPort: number): string | undefined {
+  try {
+    const parsed = new URL(url);
+    const host = parsed.hostname === "" ? "localhost" : parsed.hostname;
+    return `host ${host}, port ${parsed.port === "" ? defaultPort : parsed.port}`;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The start-up error of a network backend that does not answer: the backend, the host and port,
+ * the URL without its password, and the cause, on one line.
+ *
+ * @example unreachable("redis", "redis://:pw@127.0.0.1:1", refused).message ===
+ *   "cannot reach redis at host 127.0.0.1, port 1 (redis://:***@127.0.0.1:1): connection refused [ECONNREFUSED]"
+ */
+export function unreachable(backend: string, url: string, defaultPort: number, error: unknown): StorageConfigError {
+  const where = hostAndPort(url, defaultPort);
+  const shown = redactUrl(url);
+  return new StorageConfigError(
+    `cannot reach ${backend} at ${where === undefined ? shown : `${where} (${shown})`}: ${causeOf(error)}`,
+    { cause: error },
+  );
+}

@@ -18,7 +18,7 @@
 import { createHash } from "node:crypto";
 import type { Pet, PetStatus } from "../schemas.ts";
 import { PET_STATUSES } from "../schemas.ts";
-import { reason, redactUrl, StorageConfigError } from "./config-error.ts";
+import { redactUrl, StorageConfigError, unreachable } from "./config-error.ts";
 import { loadDriver, requireFromDriver } from "./driver.ts";
 import type { CreateOnceResult, IdempotencyRecord, ListPage, PetData, PetStorage } from "./port.ts";
 import {
@@ -175,9 +175,7 @@ export async function postgresStorage(options: PostgresStorageOptions): Promise<
     await createSchema(pool, schema, table);
   } catch (error) {
     await pool.end().catch(() => {});
-    throw new StorageConfigError(`cannot open postgres storage at ${redactUrl(url)}: ${reason(error)}`, {
-      cause: error,
-    });
+    throw unreachable("postgres", url, 5432, error);
   }
 
   /** @keyv/postgres on this store's own pool; disconnecting it is this store's close, not the global pool's end. */

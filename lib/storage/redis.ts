@@ -18,7 +18,7 @@
 
 import { createHash } from "node:crypto";
 import type { Pet, PetStatus } from "../schemas.ts";
-import { reason, redactUrl, StorageConfigError } from "./config-error.ts";
+import { redactUrl, StorageConfigError, unreachable } from "./config-error.ts";
 import { loadDriver } from "./driver.ts";
 import type { CreateOnceResult, IdempotencyRecord, ListPage, PetData, PetStorage } from "./port.ts";
 import {
@@ -173,7 +173,7 @@ export async function redisStorage(options: RedisStorageOptions): Promise<PetSto
     await client.connect();
   } catch (error) {
     if (client.isOpen) client.destroy();
-    throw new StorageConfigError(`cannot reach redis at ${redactUrl(url)}: ${reason(error)}`, { cause: error });
+    throw unreachable("redis", url, 6379, error);
   }
 
   const store = new KeyvRedis(client as unknown as ConstructorParameters<typeof KeyvRedis>[0], {

@@ -19,7 +19,7 @@
  * transaction); other processes wait on the file lock.
  */
 import type { Pet } from "../schemas.ts";
-import { reason, StorageConfigError } from "./config-error.ts";
+import { causeOf, StorageConfigError } from "./config-error.ts";
 import { loadDriver, requireFromDriver } from "./driver.ts";
 import type { CreateOnceResult, IdempotencyRecord, ListPage, PetData, PetStorage } from "./port.ts";
 import {
@@ -119,6 +119,25 @@ function prepare(db: Database, sql: string): Promise<Prepared> {
       });
     });
   });
+}
+
+/**
+ * Why the file cannot be opened for writing, from the system itself (SQLite only says
+ * SQLITE_CANTOPEN): the error of opening it as SQLite would (ENOENT, ENOTDIR, EACCES, EROFS,
+ * EISDIR…), or `undefined` when it opens. A file this check creates is removed again.
+ */
+async function fileProblem(path: string): Promise<Error | undefined> {
+  if (path === ":memory:" || path.startsWith("file:")) return undefined;
+  // Loaded here, on a failed open only: the core (a Worker bundle included) imports no node:fs.
+  const { closeSync, existsSync, openSync, unlinkSync } = await import("node:fs");
+  const existed = existsSync(path);
+  try {
+    closeSync(openSync(path, "a"));
+    if (!existed) unlinkSync(path);
+    return undefined;
+  } catch (error) {
+    return error as Error;
+  }
 }
 
 /**
@@ -240,7 +259,12 @@ export async function sqliteStorage(options: SqliteStorageOptions): Promise<PetS
     };
   } catch (error) {
     await close();
-    throw new StorageConfigError(`cannot open sqlite storage at ${path}: ${reason(error)}`, { cause: error });
+    throw new StorageConfigError(
+      `cannot open sqlite storage at ${path}: ${causeOf((await fileProblem(path)) ?? error)}`,
+      {
+        cause: error,
+      },
+    );
   }
   const c = compiled;
   const own = db as Database;

@@ -12,41 +12,16 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
+import { type ReadmeBlock, readmeBlocks } from "../support/readme.ts";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const README = readFileSync(join(ROOT, "README.md"), "utf8");
 const PKG = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8"));
 const RUN_MS = 90_000;
 // `npm start` compiles with tsc first: 5 s of CPU, 25 s and more of wall time on a loaded 2-core machine.
-const START_MS = 90_000;
+const START_MS = 120_000;
 
-interface Block {
-  line: number;
-  lang: string;
-  code: string;
-  mode: "runs" | "serves" | undefined;
-}
-
-/** Every fenced block, with the runnable marker that precedes it, if any. */
-function blocks(markdown: string): Block[] {
-  const lines = markdown.split("\n");
-  const found: Block[] = [];
-  for (let i = 0; i < lines.length; i++) {
-    const open = /^```(\w*)/.exec(lines[i] as string);
-    if (open === null) continue;
-    const end = lines.indexOf("```", i + 1);
-    if (end === -1) throw new Error(`README: the block at line ${i + 1} is not closed`);
-    const marker = /^<!--\s*runnable(?::\s*(serves))?\s*-->$/.exec((lines[i - 1] ?? "").trim());
-    found.push({
-      line: i + 1,
-      lang: open[1] ?? "",
-      code: lines.slice(i + 1, end).join("\n"),
-      mode: marker === null ? undefined : marker[1] === "serves" ? "serves" : "runs",
-    });
-    i = end;
-  }
-  return found;
-}
+type Block = ReadmeBlock;
 
 /** `petstore-lib[/sub]` → the source file in this checkout that package.json's export compiles from. */
 function sourceOf(specifier: string): string | undefined {
@@ -115,7 +90,7 @@ function start(block: Block) {
   return { child, exited, signal, within, output: shown };
 }
 
-const all = blocks(README);
+const all = readmeBlocks(README);
 const runnable = all.filter((b) => b.mode !== undefined);
 
 test("README: it marks its quick starts as runnable (at least one block per use)", () => {
@@ -132,6 +107,30 @@ test("README: it marks its quick starts as runnable (at least one block per use)
     runnable.some((b) => b.code.includes('from "uvu"')),
     "the unit-testing quick start",
   );
+});
+
+test("README: it stays short (under 400 lines; reference material lives in docs/)", () => {
+  const lines = README.split("\n").length;
+  assert.ok(lines < 400, `README.md has ${lines} lines`);
+});
+
+test("README: each of the three uses has a Quick start for a new project (set-up, a file, a run command)", () => {
+  const quick = all.filter((b) => b.quickstart !== undefined);
+  assert.ok(
+    quick.some((b) => b.quickstart?.use === "all" && b.quickstart.role === "setup"),
+    "the common set-up commands",
+  );
+  for (const use of ["hapi", "node-http", "unit-testing"]) {
+    const mine = quick.filter((b) => b.quickstart?.use === use);
+    assert.ok(
+      mine.some((b) => b.lang === "ts"),
+      `${use}: a file`,
+    );
+    assert.ok(
+      mine.some((b) => b.quickstart?.role === "run"),
+      `${use}: a run command`,
+    );
+  }
 });
 
 test("README: every import of petstore-lib in its code is an export of package.json", () => {

@@ -1,8 +1,10 @@
 /**
  * The API reference page at GET /docs of the standalone server (a real child process on PORT=0),
  * checked over HTTP and then driven in headless Chromium (Debian `chromium`): the page shows the
- * three operations, and a key pasted in "Authorize" makes "Try it out" → "Execute" on listPets
- * answer 200. Without chromium the browser test is skipped loudly, except under CI=true, where it fails.
+ * three operations, the Pets schema as `array<Pet>`, the server it was served from (not the
+ * document's `{baseUrl}` variable) in the server selector, and a key pasted in "Authorize" makes
+ * "Try it out" → "Execute" answer 200 on listPets and 201 on createPet. Without chromium the
+ * browser test is skipped loudly, except under CI=true, where it fails.
  */
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -80,7 +82,7 @@ test("docs: {base}/openapi.json is served by the standalone server without a key
 });
 
 const browserRule =
-  "docs in headless Chromium: the page shows listPets, createPet and getPet, and an authorised listPets from 'Try it out' answers 200";
+  "docs in headless Chromium: the page shows the three operations, Pets as array<Pet> and this server in the selector; 'Try it out' with a key answers 200 on listPets and 201 on createPet";
 
 if (!hasChromium && !CI) {
   console.log(
@@ -117,6 +119,16 @@ if (!hasChromium && !CI) {
       const ids = await page.locator(".opblock-summary-operation-id").allTextContents();
       assert.equal(ids.sort(), ["createPet", "getPet", "listPets"]);
 
+      // The server selector offers the server the page came from, as a real URL.
+      const servers = await page.locator(".servers select option").allTextContents();
+      assert.equal(servers, [`${base.origin}${base.pathname} - This server`]);
+
+      // The Pets schema names its items (as displayed: Swagger UI would lower-case type labels).
+      const pets = page.locator("section.models .json-schema-2020-12").filter({ hasText: /^Pets/ }).first();
+      const label = pets.locator(".json-schema-2020-12__attribute--primary").first();
+      // biome-ignore lint/performance/useDomNodeTextContent: the label as displayed, after the page's CSS
+      assert.is(await label.innerText(), "array<Pet>");
+
       // Paste the key in "Authorize".
       await page.getByRole("button", { name: "Authorize" }).first().click();
       const modal = page.locator(".modal-ux");
@@ -137,6 +149,24 @@ if (!hasChromium && !CI) {
 
       const listCall = requested.find((r) => new URL(r.url).pathname === `${base.pathname}/pets`);
       assert.is(listCall?.authorization, `Bearer ${KEY}`);
+
+      // Try createPet from the page, with the example body it offers.
+      const create = page.locator("#operations-pets-createPet");
+      await create.locator(".opblock-summary").click();
+      await create.getByRole("button", { name: "Try it out" }).click();
+      const bodyEditor = create.locator("textarea.body-param__text");
+      await bodyEditor.fill('{ "name": "Page Rex", "categoryId": 2 }');
+      await create.getByRole("button", { name: "Execute" }).click();
+      const created = create.locator(".live-responses-table .response .response-col_status").first();
+      await created.waitFor();
+      assert.is((await created.textContent())?.trim(), "201");
+      const body = await create.locator(".live-responses-table .response-col_description pre").first().textContent();
+      assert.match(body ?? "", /"name": "Page Rex"/);
+      const posted = requested.find((r) => r.url === `${base.href}/pets` && r.authorization !== undefined);
+      assert.ok(posted, "the page called this server's /pets");
+      // The pet is really there, seen from outside the page.
+      const list = await fetch(`${base}/pets`, { headers: { authorization: `Bearer ${KEY}` } });
+      assert.ok(((await list.json()) as { name: string }[]).some((p) => p.name === "Page Rex"));
       // No CDN: every file the page needed came from the server itself.
       for (const r of requested) assert.is(new URL(r.url).origin, base.origin, r.url);
     } finally {

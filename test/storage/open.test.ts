@@ -102,15 +102,15 @@ s("openStorage: a backend that cannot be reached or opened at start is a Storage
   const port = await freePort();
   assert.match(
     await configError(`redis://127.0.0.1:${port}`),
-    /cannot reach redis at redis:\/\/127\.0\.0\.1:\d+: .*ECONNREFUSED/,
+    /cannot reach redis at host 127\.0\.0\.1, port \d+ \(redis:\/\/127\.0\.0\.1:\d+\): connection refused \[ECONNREFUSED\]/,
   );
   assert.match(
     await configError(`postgres://postgres@127.0.0.1:${port}/test`),
-    /cannot open postgres storage at .*ECONNREFUSED/,
+    /cannot reach postgres at host 127\.0\.0\.1, port \d+ \(postgres:\/\/postgres@127\.0\.0\.1:\d+\/test\): connection refused \[ECONNREFUSED\]/,
   );
   assert.match(
     await configError(`sqlite:${join(dir, "missing-folder", "x.db")}`),
-    /cannot open sqlite storage at .*SQLITE_CANTOPEN/,
+    /cannot open sqlite storage at .*missing-folder\/x\.db: no such directory \[ENOENT\]/,
   );
 });
 

@@ -6,10 +6,11 @@
  */
 import type { SpawnSyncReturns } from "node:child_process";
 import { spawn, spawnSync } from "node:child_process";
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { packedPackage } from "./tarball.ts";
 
 export const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 
@@ -45,27 +46,10 @@ export const versionOf = (pkg: string): string =>
   JSON.parse(readFileSync(join(ROOT, "node_modules", pkg, "package.json"), "utf8")).version;
 
 const temporary: string[] = [];
-let packing: { tarball: string } | undefined;
 
 /** Packs a copy of the repository (which builds it), once per process; returns the tarball's path. */
 function tarball(): string {
-  if (packing) return packing.tarball;
-  const tmp = mkdtempSync(join(tmpdir(), "petstore-packed-"));
-  temporary.push(tmp);
-  const source = join(tmp, "source");
-  const skip = new Set(["node_modules", ".git", "dist", ".tmp", "coverage"]);
-  cpSync(ROOT, source, {
-    recursive: true,
-    filter: (path) => {
-      const rel = path.slice(ROOT.length).replace(/^[/\\]/, "");
-      return !skip.has(rel.split(/[/\\]/)[0] ?? "") && !rel.endsWith(".tgz");
-    },
-  });
-  symlinkSync(join(ROOT, "node_modules"), join(source, "node_modules"), "dir");
-  // `npm pack` builds first (the prepack script).
-  const out = JSON.parse(run("npm", ["pack", "--json", "--pack-destination", tmp], source, 120_000));
-  packing = { tarball: join(tmp, out[0].filename) };
-  return packing.tarball;
+  return packedPackage().tarball; // one pack per process, shared with the suites that use ./tarball.ts
 }
 
 /** A fresh project (`type: module`) with the packed tarball and `packages` (name@version) installed. */
@@ -87,7 +71,6 @@ export function consumer(packages: string[]): string {
 /** Removes every temporary directory made so far. */
 export function cleanUp(): void {
   for (const dir of temporary.splice(0)) rmSync(dir, { recursive: true, force: true });
-  packing = undefined;
 }
 
 /** A program running in a consumer project. */
