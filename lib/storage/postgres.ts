@@ -274,22 +274,32 @@ export async function postgresStorage(options: PostgresStorageOptions): Promise<
       .catch(() => {});
   };
 
+  /** What an unexpired record of the key gives: its pet (a replay) or `reused`; undefined without one. */
+  const replayOf = async ({
+    scope,
+    key,
+    fingerprint,
+    now,
+  }: IdempotencyRecord): Promise<CreateOnceResult | undefined> => {
+    const found = (
+      await pool.query(`SELECT fingerprint, pet_id FROM ${k} WHERE scope = $1 AND key = $2 AND expires_at > $3`, [
+        scope,
+        key,
+        now,
+      ])
+    ).rows[0];
+    if (found === undefined) return undefined;
+    if (found.fingerprint !== fingerprint) return { conflict: "reused" };
+    const id = Number(found.pet_id);
+    const raw = (await pool.query(`SELECT value FROM ${t}_values WHERE key = $1`, [`pets:${id}`])).rows[0];
+    return { pet: storedPet(id, raw?.value, values, "postgres"), replayed: true };
+  };
+
   return {
     kind: "postgres",
-    async findOnce({ scope, key, fingerprint, now }: IdempotencyRecord): Promise<CreateOnceResult | undefined> {
+    async findOnce(record: IdempotencyRecord): Promise<CreateOnceResult | undefined> {
       ensureOpen();
-      const found = (
-        await pool.query(`SELECT fingerprint, pet_id FROM ${k} WHERE scope = $1 AND key = $2 AND expires_at > $3`, [
-          scope,
-          key,
-          now,
-        ])
-      ).rows[0];
-      if (found === undefined) return undefined;
-      if (found.fingerprint !== fingerprint) return { conflict: "reused" };
-      const id = Number(found.pet_id);
-      const raw = (await pool.query(`SELECT value FROM ${t}_values WHERE key = $1`, [`pets:${id}`])).rows[0];
-      return { pet: storedPet(id, raw?.value, values, "postgres"), replayed: true };
+      return replayOf(record);
     },
     async createOnce(data: PetData, record: IdempotencyRecord): Promise<CreateOnceResult> {
       ensureOpen();
@@ -301,19 +311,8 @@ export async function postgresStorage(options: PostgresStorageOptions): Promise<
         return { pet: { id, name: data.name, categoryId: data.categoryId, status: data.status }, replayed: false };
       }
       // Nothing written: the key has a record, or another call holds its lock (is writing it, or replaying).
-      const found = (
-        await pool.query(`SELECT fingerprint, pet_id FROM ${k} WHERE scope = $1 AND key = $2 AND expires_at > $3`, [
-          scope,
-          key,
-          now,
-        ])
-      ).rows[0];
       // No record: another call is writing it now (or just rolled back); the client tries again.
-      if (found === undefined) return { conflict: "in_use" };
-      if (found.fingerprint !== fingerprint) return { conflict: "reused" };
-      const replayed = Number(found.pet_id);
-      const raw = (await pool.query(`SELECT value FROM ${t}_values WHERE key = $1`, [`pets:${replayed}`])).rows[0];
-      return { pet: storedPet(replayed, raw?.value, values, "postgres"), replayed: true };
+      return (await replayOf(record)) ?? { conflict: "in_use" };
     },
     async create(data: PetData): Promise<Pet> {
       ensureOpen();
