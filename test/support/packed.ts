@@ -4,42 +4,15 @@
  * temporary project with the tarball and the packages asked for installed (from the npm cache
  * where possible). Nothing touches the repository's own dist/ or node_modules/.
  */
-import type { SpawnSyncReturns } from "node:child_process";
-import { spawn, spawnSync } from "node:child_process";
+import { spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
-import { packedPackage } from "./tarball.ts";
+import { ROOT } from "./program.ts";
+import { packedPackage, run } from "./tarball.ts";
 
-export const ROOT = fileURLToPath(new URL("../..", import.meta.url));
-
-/** The environment for nested npm commands: without the npm_* variables of an outer `npm test`. */
-function npmEnv(): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [name, value] of Object.entries(process.env)) {
-    if (!/^npm_/i.test(name) || name === "npm_config_cache") env[name] = value;
-  }
-  return { ...env, npm_config_fund: "false", npm_config_audit: "false", npm_config_update_notifier: "false" };
-}
-
-/** Runs a command to its end (bounded); throws with its output when it fails. */
-export function run(command: string, args: string[], cwd: string, ms = 60_000): string {
-  const result: SpawnSyncReturns<string> = spawnSync(command, args, {
-    cwd,
-    env: npmEnv(),
-    encoding: "utf8",
-    timeout: ms,
-    maxBuffer: 64 * 1024 * 1024,
-  });
-  if (result.status !== 0) {
-    throw new Error(
-      `${command} ${args.join(" ")} failed (${result.error?.message ?? `exit ${result.status}`})\n` +
-        `${result.stdout}\n${result.stderr}`,
-    );
-  }
-  return result.stdout;
-}
+export { ROOT } from "./program.ts";
+export { run } from "./tarball.ts";
 
 /** The version of a package installed in the repository (so that a consumer gets the tested one). */
 export const versionOf = (pkg: string): string =>
