@@ -6,9 +6,24 @@
  */
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from "node:http";
 import type { Readable } from "node:stream";
+import type { BodyReader, PetStoreRequest } from "../lib/index.ts";
 import { PetStoreError } from "../lib/index.ts";
 
 const EMPTY = new Uint8Array(0);
+
+/**
+ * The core's request for a raw request target as Node gives it (`/v1/pets?limit=5`): the path and
+ * the query string apart, the headers as they are, the body as the given reader.
+ */
+export function nodeRequest(
+  method: string,
+  url: string,
+  headers: IncomingHttpHeaders,
+  body: BodyReader | undefined,
+): PetStoreRequest {
+  const q = url.indexOf("?");
+  return { method, path: q === -1 ? url : url.slice(0, q), query: q === -1 ? "" : url.slice(q + 1), headers, body };
+}
 
 /** True when the request announces a body (a non-zero Content-Length, or Transfer-Encoding). */
 export function announcesBody(headers: IncomingHttpHeaders): boolean {

@@ -21,9 +21,9 @@ import type {
   RouteHandlerMethod,
 } from "fastify";
 import fp from "fastify-plugin";
-import type { PetStore, PetStoreRequest, PetStoreResponse } from "../lib/index.ts";
+import type { PetStore, PetStoreResponse } from "../lib/index.ts";
 import { isPromise } from "../lib/index.ts";
-import { announcesBody, mustClose, readBody } from "./body.ts";
+import { announcesBody, mustClose, nodeRequest, readBody } from "./body.ts";
 
 type Store = Pick<PetStore, "respond" | "basePath" | "maxBodyBytes">;
 
@@ -74,15 +74,12 @@ function send(store: Store, request: FastifyRequest, reply: FastifyReply, respon
 /** Responds to one request through the core: in this tick when nothing had to wait, else when the core has responded. */
 function respond(store: Store, request: FastifyRequest, reply: FastifyReply): void {
   const raw = request.raw;
-  const url = raw.url ?? request.url; // the raw target, exactly as the Node adapter sees it
-  const q = url.indexOf("?");
-  const core: PetStoreRequest = {
-    method: raw.method ?? request.method,
-    path: q === -1 ? url : url.slice(0, q),
-    query: q === -1 ? "" : url.slice(q + 1),
-    headers: raw.headers,
-    body: announcesBody(raw.headers) ? (limit: number) => readBody(streamOf(request), limit) : undefined,
-  };
+  const core = nodeRequest(
+    raw.method ?? request.method,
+    raw.url ?? request.url, // the raw target, exactly as the Node adapter sees it
+    raw.headers,
+    announcesBody(raw.headers) ? (limit: number) => readBody(streamOf(request), limit) : undefined,
+  );
   const response = store.respond(core);
   if (isPromise(response)) response.then((r) => send(store, request, reply, r));
   else send(store, request, reply, response);

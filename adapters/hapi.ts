@@ -12,9 +12,9 @@
  */
 import type { Readable } from "node:stream";
 import type { Lifecycle, Plugin, Request, ResponseObject, ResponseToolkit, RouteOptions, Server } from "@hapi/hapi";
-import type { PetStore, PetStoreRequest, PetStoreResponse } from "../lib/index.ts";
+import type { PetStore, PetStoreResponse } from "../lib/index.ts";
 import { isPromise } from "../lib/index.ts";
-import { announcesBody, readBody } from "./body.ts";
+import { announcesBody, nodeRequest, readBody } from "./body.ts";
 
 type Store = Pick<PetStore, "respond" | "basePath" | "maxBodyBytes">;
 
@@ -52,15 +52,12 @@ function toHapi(res: PetStoreResponse, h: ResponseToolkit): ResponseObject {
 function respond(store: Store, request: Request, h: ResponseToolkit): ResponseObject | Promise<ResponseObject> {
   const raw = request.raw.req;
   const payload = request.payload as Readable | null | undefined;
-  const url = raw.url ?? request.path; // the raw target, exactly as the Node adapter sees it
-  const q = url.indexOf("?");
-  const core: PetStoreRequest = {
-    method: raw.method ?? request.method,
-    path: q === -1 ? url : url.slice(0, q),
-    query: q === -1 ? "" : url.slice(q + 1),
-    headers: raw.headers,
-    body: payload && announcesBody(raw.headers) ? (limit: number) => readBody(payload, limit) : undefined,
-  };
+  const core = nodeRequest(
+    raw.method ?? request.method,
+    raw.url ?? request.path, // the raw target, exactly as the Node adapter sees it
+    raw.headers,
+    payload && announcesBody(raw.headers) ? (limit: number) => readBody(payload, limit) : undefined,
+  );
   const res = store.respond(core);
   return isPromise(res) ? res.then((r) => toHapi(r, h)) : toHapi(res, h);
 }

@@ -13,9 +13,9 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { PetStore, PetStoreResponse } from "../lib/index.ts";
 import { isPromise } from "../lib/index.ts";
-import { announcesBody, cannotRespond, mustClose, readBody } from "./body.ts";
+import { announcesBody, cannotRespond, mustClose, nodeRequest, readBody } from "./body.ts";
 
-export { announcesBody, cannotRespond, mustClose, readBody } from "./body.ts";
+export { announcesBody, cannotRespond, mustClose, nodeRequest, readBody } from "./body.ts";
 
 /** Called for requests outside the store's base path (Connect/Express `next` style). */
 export type Fallback = (req: IncomingMessage, res: ServerResponse) => void;
@@ -123,14 +123,12 @@ export function createNodeHandler(store: Store, options: NodeHandlerOptions = {}
     }
     const headers = req.headers;
     const started = onResponse ? performance.now() : 0;
-    const q = url.indexOf("?");
-    const request = {
-      method: req.method ?? "GET",
-      path: q === -1 ? url : url.slice(0, q),
-      query: q === -1 ? "" : url.slice(q + 1),
+    const request = nodeRequest(
+      req.method ?? "GET",
+      url,
       headers,
-      body: announcesBody(headers) ? bodyReader(req) : undefined,
-    };
+      announcesBody(headers) ? bodyReader(req) : undefined,
+    );
     // The store answers at once when nothing had to wait: the response is written in this tick.
     const response = store.respond(request);
     if (isPromise(response)) response.then((r) => send(store, req, res, r, onResponse, started));
