@@ -32,8 +32,6 @@ export interface HandlerOptions {
   /** Extra routes under the base path served without a key (e.g. the OpenAPI document). */
   publicRoutes?: Readonly<Record<string, () => { contentType: string; body: string }>>;
   onError: (error: unknown, request: PetStoreRequest) => void;
-  /** True when a pet never changes once stored (the memory storage): its JSON text is cached by id. */
-  stablePets?: boolean;
   /** Called with each answered request (made safe by the store: it never throws). */
   observe?: ((observation: RequestObservation) => void) | undefined;
 }
@@ -327,7 +325,7 @@ export function createHandler(ops: CoreOperations, options: HandlerOptions) {
   const h: Handler = {
     ...options,
     ops,
-    json: new PetJson(options.stablePets === true),
+    json: new PetJson(),
     collectionPath,
     itemPrefix: `${collectionPath}/`,
     itemRoute: `${collectionPath}/{petId}`,

@@ -12,6 +12,19 @@ export type HeaderValue = string | string[] | undefined;
  */
 export type BodyReader = (limit: number) => Promise<Uint8Array | string>;
 
+/**
+ * Every request header the core reads (lower-case). An adapter whose runtime makes listing all
+ * headers costly (Deno's `Headers` sorts and joins them on every iteration) may pass only these:
+ * the answer is the same.
+ */
+export const REQUEST_HEADERS = Object.freeze([
+  "authorization",
+  "content-length",
+  "content-type",
+  "idempotency-key",
+  "x-request-id",
+] as const);
+
 /** A request as any adapter can build it. */
 export interface PetStoreRequest {
   method: string;

@@ -11,6 +11,7 @@ export type { AnyErrorCode, ErrorBody, ErrorCode, ErrorDetail } from "./errors.t
 export { ERRORS, isPetStoreError, PetStoreError } from "./errors.ts";
 export { lowerCaseHeaders, requestIdOf } from "./handler.ts";
 export type { BodyReader, HeaderValue, PetStoreRequest, PetStoreResponse } from "./http.ts";
+export { REQUEST_HEADERS } from "./http.ts";
 export type { IdempotentCreateOptions } from "./idempotency.ts";
 export { DEFAULT_IDEMPOTENCY_TTL_MS, scopeOf } from "./idempotency.ts";
 export type { JsonText } from "./json.ts";

@@ -22,9 +22,12 @@ export interface JsonText {
   bytes: number;
 }
 
-/** One pet's JSON text, in the contract's key order, and its UTF-8 bytes beyond one a character. */
+/** One pet's JSON text, in the contract's key order, its UTF-8 bytes beyond one a character, and the pet it was built from. */
 interface PetText {
   id: number;
+  name: string;
+  categoryId: number;
+  status: string;
   text: string;
   extra: number;
 }
@@ -36,13 +39,17 @@ function petText(p: Pet): PetText {
   // The text the storage read, already in the contract's form: used as it is.
   const stored = (p as StoredPet)[PET_TEXT];
   if (stored !== undefined) {
-    return { id: p.id, text: stored, extra: ASCII.test(stored) ? 0 : Buffer.byteLength(stored) - stored.length };
+    const extra = ASCII.test(stored) ? 0 : Buffer.byteLength(stored) - stored.length;
+    return { id: p.id, name: p.name, categoryId: p.categoryId, status: p.status, text: stored, extra };
   }
   const plain = PLAIN.test(p.name);
   const name = plain ? `"${p.name}"` : JSON.stringify(p.name);
   const extra = plain ? 0 : Buffer.byteLength(name) - name.length;
   return {
     id: p.id,
+    name: p.name,
+    categoryId: p.categoryId,
+    status: p.status,
     text: `{"id":${p.id},"name":${name},"categoryId":${p.categoryId},"status":"${p.status}"}`,
     extra,
   };
@@ -56,17 +63,27 @@ function petText(p: Pet): PetText {
  */
 const CACHE_SLOTS = 16_384;
 
+/** Slots of the pages kept (a power of two): at most 256 arrays of at most 100 pets, about 1.5 MB. */
+const PAGE_SLOTS = 256;
+
+/** A page's array text and the pet texts it was joined from. */
+interface PageText {
+  texts: PetText[];
+  json: JsonText;
+}
+
+const EMPTY_ARRAY: JsonText = Object.freeze({ text: "[]", bytes: 2 });
+
 /**
- * Serialises pets, whatever key order the storage returned. With `cacheById` (storage whose pets
- * never change: an id always names the same pet), each pet's text is built once: a page is then
- * a join of flat strings, where building and flattening it costs several times more.
+ * Serialises pets, whatever key order the storage returned. Each pet's text is built once and
+ * cached in the slot of its id; a cached text serves only a pet with the same fields (a text is
+ * made of nothing else), so a storage emptied and refilled, whose ids name other pets, is served
+ * right. The comparisons are cheap: the storages hand the same name string for the same pet.
+ * A page is then a join of flat strings, where building and flattening it costs several times more.
  */
 export class PetJson {
-  private readonly slots: (PetText | undefined)[] | undefined;
-
-  constructor(cacheById: boolean) {
-    this.slots = cacheById ? new Array<PetText | undefined>(CACHE_SLOTS).fill(undefined) : undefined;
-  }
+  private readonly slots: (PetText | undefined)[] = new Array<PetText | undefined>(CACHE_SLOTS).fill(undefined);
+  private readonly pages: (PageText | undefined)[] = new Array<PageText | undefined>(PAGE_SLOTS).fill(undefined);
 
   /** One pet; `cache: false` for a pet unlikely to be read again soon (a new one). */
   one(pet: Pet, cache = true): JsonText {
@@ -74,28 +91,53 @@ export class PetJson {
     return { text: t.text, bytes: t.text.length + t.extra };
   }
 
-  /** A JSON array of pets. */
+  /**
+   * A JSON array of pets. The last array built for each first id is kept, flat: a page asked for
+   * again with the very same pets (the first page, polled) is served that text, neither joined
+   * nor flattened again.
+   */
   many(pets: readonly Pet[]): JsonText {
+    const n = pets.length;
+    if (n === 0) return EMPTY_ARRAY;
+    const slot = (pets[0] as Pet).id & (PAGE_SLOTS - 1);
+    const kept = this.pages[slot];
+    let same = kept !== undefined && kept.texts.length === n;
+    const texts = new Array<PetText>(n);
+    for (let i = 0; i < n; i++) {
+      const t = this.text(pets[i] as Pet);
+      texts[i] = t;
+      if (same && (kept as PageText).texts[i] !== t) same = false;
+    }
+    if (same) return (kept as PageText).json;
     let text = "[";
     let extra = 0;
-    for (let i = 0; i < pets.length; i++) {
-      const t = this.text(pets[i] as Pet);
+    for (let i = 0; i < n; i++) {
+      const t = texts[i] as PetText;
       text += i === 0 ? t.text : `,${t.text}`;
       extra += t.extra;
     }
     text += "]";
-    return { text, bytes: text.length + extra };
+    text.charCodeAt(0); // flat once, here: a kept page is written many times
+    const json = { text, bytes: text.length + extra };
+    this.pages[slot] = { texts, json };
+    return json;
   }
 
   private text(p: Pet): PetText {
-    const slots = this.slots;
-    if (slots === undefined) return petText(p);
     const slot = p.id & (CACHE_SLOTS - 1); // ids past 2^31 wrap (ToInt32): still a slot
-    const cached = slots[slot];
-    if (cached !== undefined && cached.id === p.id) return cached;
+    const cached = this.slots[slot];
+    if (
+      cached !== undefined &&
+      cached.id === p.id &&
+      cached.name === p.name &&
+      cached.categoryId === p.categoryId &&
+      cached.status === p.status
+    ) {
+      return cached;
+    }
     const t = petText(p);
     t.text.charCodeAt(0); // flattens the text once, here, rather than at every write
-    slots[slot] = t;
+    this.slots[slot] = t;
     return t;
   }
 }

@@ -185,7 +185,6 @@ export function createPetStore(options: PetStoreOptions): PetStore {
     deprecatedAt: Math.floor((options.deprecatedAt ?? DEFAULT_DEPRECATED_AT).getTime() / 1000),
     sunset: options.sunsetAt ?? DEFAULT_SUNSET_AT,
     onError: (error) => onError(error),
-    stablePets: storage.inProcess === true,
     observe,
     publicRoutes: {
       "openapi.json": openApiRoute({

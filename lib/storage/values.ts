@@ -91,20 +91,48 @@ const CANONICAL =
   // biome-ignore lint/suspicious/noControlCharactersInRegex: JSON never holds a raw control character; one here is refused
   /^\{"value":(\{"id":([1-9][0-9]{0,15}),"name":"([^"\\\x00-\x1f:][^"\\\x00-\x1f]*)","categoryId":([1-9][0-9]{0,15}),"status":"(available|pending|sold)"\})\}$/;
 
+/** A stored text already checked: its pet's fields and contract text (see `storedPet`). */
+interface CheckedText {
+  id: number;
+  raw: string;
+  name: string;
+  categoryId: number;
+  status: PetStatus;
+  text: string;
+}
+
+/**
+ * Slots of the cache of checked texts (a power of two), direct-mapped by id as PetJson's cache of
+ * pet texts. A hit needs the very same text, so a slot can never serve another pet's fields: a
+ * pet recreated under a reused id (after `clear()`, by any process) simply misses.
+ */
+const CHECKED_SLOTS = 16_384;
+const checked: (CheckedText | undefined)[] = new Array<CheckedText | undefined>(CHECKED_SLOTS).fill(undefined);
+
 /**
  * The pet whose value a backend read itself (Keyv's stored text, or null/undefined when the key is
  * missing), checked as `toPet` checks it. Text in the contract's form costs one regular expression
- * and is carried along (PET_TEXT) to be served as it is; any other text goes through Keyv's own
- * decoder. @example storedPet(7, '{"value":{"id":7,"name":"Rex","categoryId":1,"status":"sold"}}', values, "redis")
+ * the first time (a text seen before, compared whole, costs none) and is carried along (PET_TEXT)
+ * to be served as it is; any other text goes through Keyv's own decoder.
+ * @example storedPet(7, '{"value":{"id":7,"name":"Rex","categoryId":1,"status":"sold"}}', values, "redis")
  */
 export function storedPet(id: number, raw: unknown, values: Keyv<unknown>, kind: string): StoredPet {
   if (typeof raw === "string") {
-    const m = CANONICAL.exec(raw);
-    if (m !== null) {
-      const categoryId = Number(m[4]);
-      if (Number(m[2]) === id && categoryId <= MAX_ID) {
-        return { id, name: m[3] as string, categoryId, status: m[5] as PetStatus, [PET_TEXT]: m[1] as string };
+    const slot = id & (CHECKED_SLOTS - 1);
+    let hit = checked[slot];
+    if (hit === undefined || hit.id !== id || hit.raw !== raw) {
+      hit = undefined;
+      const m = CANONICAL.exec(raw);
+      if (m !== null) {
+        const categoryId = Number(m[4]);
+        if (Number(m[2]) === id && categoryId <= MAX_ID) {
+          hit = { id, raw, name: m[3] as string, categoryId, status: m[5] as PetStatus, text: m[1] as string };
+          checked[slot] = hit;
+        }
       }
+    }
+    if (hit !== undefined) {
+      return { id, name: hit.name, categoryId: hit.categoryId, status: hit.status, [PET_TEXT]: hit.text };
     }
   }
   return toPet(decodedValue(raw, values), id, kind);

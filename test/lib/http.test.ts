@@ -3,7 +3,7 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import type { BodyReader, PetStorage } from "../../lib/index.ts";
-import { createPetStore, ERRORS, PetStoreError } from "../../lib/index.ts";
+import { createPetStore, ERRORS, PetStoreError, REQUEST_HEADERS } from "../../lib/index.ts";
 import { AUTH, call, errorOf, json, KEY, makeStore } from "../support/helpers.ts";
 
 const CHALLENGE = 'Bearer realm="petstore"';
@@ -632,6 +632,52 @@ test("close(): closes the storage once, however often it is called", async () =>
   await Promise.all([store.close(), store.close()]);
   await store.close();
   assert.is(closed, 1);
+});
+
+test("REQUEST_HEADERS lists every header the core reads, on every route and refusal", async () => {
+  const store = createPetStore({ auth: [KEY] });
+  const read = new Set<string>();
+  // Headers that record each name the core looks up (a header absent here reads as undefined).
+  const watched = (headers: Record<string, string>) =>
+    new Proxy(headers, {
+      get(target, name) {
+        if (typeof name === "string") read.add(name);
+        return Reflect.get(target, name);
+      },
+    });
+  const body = JSON.stringify({ name: "Rex", categoryId: 1 });
+  const requests: [string, string, Record<string, string>, string?][] = [
+    ["GET", "/v1/pets", { authorization: AUTH, "x-request-id": "abc" }],
+    ["GET", "/v1/pets?status=sold&limit=2", { authorization: AUTH }],
+    ["HEAD", "/v1/pets/1", { authorization: AUTH }],
+    ["GET", "/v1/pets/999", { authorization: AUTH }],
+    ["GET", "/v1/pets/x", { authorization: AUTH }],
+    ["GET", "/v1/pets", {}],
+    ["PUT", "/v1/pets", { authorization: AUTH }],
+    ["GET", "/v1/openapi.json", {}],
+    [
+      "POST",
+      "/v1/pets",
+      { authorization: AUTH, "content-type": "application/json", "content-length": `${body.length}` },
+      body,
+    ],
+    ["POST", "/v1/pets", { authorization: AUTH, "content-type": "application/json", "idempotency-key": "k-1" }, body],
+    ["POST", "/v1/pets", { authorization: AUTH, "content-type": "text/plain" }, body],
+    [
+      "POST",
+      "/v1/pets",
+      { authorization: AUTH, "content-type": "application/json", "content-length": "99999999" },
+      body,
+    ],
+  ];
+  for (const [method, target, headers, text] of requests) {
+    const [path, query] = target.split("?") as [string, string?];
+    const res = await store.handle({ method, path, query, headers: watched(headers), body: text });
+    assert.type(res.status, "number");
+  }
+  for (const name of ["authorization", "content-type", "idempotency-key", "x-request-id"]) assert.ok(read.has(name));
+  const unlisted = [...read].filter((name) => !(REQUEST_HEADERS as readonly string[]).includes(name));
+  assert.equal(unlisted, [], `read but not in REQUEST_HEADERS: ${unlisted.join(", ")}`);
 });
 
 test.run();

@@ -4,7 +4,7 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { base36x7, decodeCursor, encodeCursor } from "../../lib/cursor.ts";
 import type { Pet, PetStorage } from "../../lib/index.ts";
-import { createPetStore, isPetStoreError } from "../../lib/index.ts";
+import { createPetStore, isPetStoreError, memoryStorage } from "../../lib/index.ts";
 import { call, createMany, errorOf, json, makeStore, nextLink } from "../support/helpers.ts";
 
 const badQueries: [rule: string, query: string][] = [
@@ -375,6 +375,32 @@ test("handle GET /v1/pets: pages stay exact when pets share a slot of the cache 
     const pet = json(await call(store, "GET", `/v1/pets/${id}`)) as Pet;
     assert.equal(pet.id, id, "a pet sharing a slot never answers for another");
   }
+});
+
+test("handle GET /v1/pets: a page asked again answers the pets of now (more pets, another filter from the same first id, other pets at the same ids)", async () => {
+  const storage = memoryStorage();
+  const store = makeStore({ storage });
+  const names = (body: string) => (JSON.parse(body) as Pet[]).map((p) => `${p.id}:${p.name}:${p.status}`);
+  const page = async (query: string) => {
+    const res = await call(store, "GET", "/v1/pets", { query });
+    assert.is(res.headers["content-length"], String(Buffer.byteLength(res.body)));
+    return names(res.body);
+  };
+  await store.createPet({ name: "a", categoryId: 1, status: "sold" });
+  await store.createPet({ name: "b", categoryId: 1, status: "pending" });
+  assert.equal(await page("limit=5"), ["1:a:sold", "2:b:pending"]);
+  assert.equal(await page("limit=5"), ["1:a:sold", "2:b:pending"]);
+  await store.createPet({ name: "c", categoryId: 1, status: "sold" });
+  assert.equal(await page("limit=5"), ["1:a:sold", "2:b:pending", "3:c:sold"]);
+  // Same first id and length as the page before it, other pets.
+  assert.equal(await page("limit=2"), ["1:a:sold", "2:b:pending"]);
+  assert.equal(await page("limit=2&status=sold"), ["1:a:sold", "3:c:sold"]);
+  assert.equal(await page("limit=2"), ["1:a:sold", "2:b:pending"]);
+  await storage.clear?.();
+  await store.createPet({ name: "x", categoryId: 2, status: "sold" });
+  await store.createPet({ name: "y", categoryId: 2, status: "sold" });
+  assert.equal(await page("limit=2"), ["1:x:sold", "2:y:sold"]);
+  assert.equal(await page("limit=2&status=sold"), ["1:x:sold", "2:y:sold"]);
 });
 
 test.run();

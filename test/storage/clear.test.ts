@@ -5,6 +5,7 @@
  */
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
+import { createPetStore } from "../../lib/index.ts";
 import type { PetStorage } from "../../lib/storage/port.ts";
 import { backends } from "./backends.ts";
 import { RUN } from "./services.ts";
@@ -54,6 +55,31 @@ for (const backend of backends("clear()")) {
         ["x", "y"],
       );
       assert.is((await other.create({ name: "z", categoryId: 2, status: "available" })).id, 3);
+    },
+  );
+
+  s(
+    `${backend.name}: after clear(), the store serves the pets created since, never the text of an earlier pet with the same id`,
+    async () => {
+      const ns = `${RUN}clrt`;
+      cleanups.push(() => backend.cleanup([ns]));
+      const storage = await backend.open(ns);
+      opened.push(storage);
+      const store = createPetStore({ storage, auth: ["k"] });
+      const get = async (path: string) =>
+        (await store.handle({ method: "GET", path, headers: { authorization: "Bearer k" } })).body;
+      await store.createPet({ name: "Alpha", categoryId: 1, status: "sold" });
+      // Served twice: the second answer is the one a cache of pet texts would give.
+      for (let i = 0; i < 2; i++) {
+        assert.equal(JSON.parse(await get("/v1/pets")), [{ id: 1, name: "Alpha", categoryId: 1, status: "sold" }]);
+        assert.equal(JSON.parse(await get("/v1/pets/1")), { id: 1, name: "Alpha", categoryId: 1, status: "sold" });
+      }
+      await storage.clear?.();
+      await store.createPet({ name: "Bravo", categoryId: 2, status: "pending" });
+      const bravo = { id: 1, name: "Bravo", categoryId: 2, status: "pending" };
+      assert.equal(JSON.parse(await get("/v1/pets")), [bravo]);
+      assert.equal(JSON.parse(await get("/v1/pets?status=pending")), [bravo]);
+      assert.equal(JSON.parse(await get("/v1/pets/1")), bravo);
     },
   );
 
