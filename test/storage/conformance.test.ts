@@ -214,10 +214,22 @@ function conformance(backend: Backend): void {
   );
 
   s(
-    `${backend.name}: names JSON or Keyv escape (quote, backslash, control character, leading colon, emoji) come back from list and get as created, and a page answers the contract's JSON text`,
+    `${backend.name}: names JSON, Keyv or SQL escape (quotes, backslash, control character, leading colon, emoji) come back from list and get as created, and a page answers the contract's JSON text`,
     async () => {
       const storage = await fresh();
-      const names = ['say "hi"', "back\\slash", "tab\there", ":colon", "::two", ":base64:AAAA", "Mia 🐈", "é", "plain"];
+      const names = [
+        'say "hi"',
+        "O'Brien's ''pet''",
+        "'); DROP TABLE x; --",
+        "back\\slash",
+        "tab\there",
+        ":colon",
+        "::two",
+        ":base64:AAAA",
+        "Mia 🐈",
+        "é",
+        "plain",
+      ];
       const created: Pet[] = [];
       for (const n of names) created.push(await storage.create({ name: n, categoryId: 3, status: "pending" }));
       assert.equal(await storage.list({ after: 0, limit: 100 }), created);
@@ -425,6 +437,31 @@ function conformance(backend: Backend): void {
         (await walk(storage, 1)).map((p) => p.name),
         ["first", "last"],
       );
+    },
+  );
+
+  s(
+    `${backend.name}: a create with an idempotency key past 2^53-1 refuses with internal_error and keeps no key`,
+    async () => {
+      const ns = name("");
+      const storage = await open(ns);
+      if (storage.createOnce === undefined) return;
+      const record = (key: string) => ({
+        scope: "s",
+        key,
+        fingerprint: "f",
+        expiresAt: Date.now() + 60_000,
+        now: Date.now(),
+      });
+      await raw.setSequence(ns, MAX_ID - 1);
+      const last = await storage.createOnce({ name: "last", categoryId: 1, status: "sold" }, record("k1"));
+      assert.equal(last, { pet: { id: MAX_ID, name: "last", categoryId: 1, status: "sold" }, replayed: false });
+      await rejectsWith(
+        storage.createOnce({ name: "too many", categoryId: 1, status: "sold" }, record("k2")),
+        "internal_error",
+      );
+      assert.is(await storage.findOnce?.(record("k2")), undefined);
+      assert.equal(await storage.get(MAX_ID), last.pet);
     },
   );
 
