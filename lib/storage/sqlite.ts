@@ -185,16 +185,7 @@ export async function sqliteStorage(options: SqliteStorageOptions): Promise<PetS
   };
 
   let compiled: Record<
-    | "begin"
-    | "rollback"
-    | "next"
-    | "claim"
-    | "find"
-    | "findLive"
-    | "page"
-    | "statusPage"
-    | "one"
-    | "value1",
+    "begin" | "rollback" | "next" | "claim" | "find" | "findLive" | "page" | "statusPage" | "one" | "value1",
     Prepared
   >;
   try {
