@@ -98,3 +98,71 @@ export function markdownTable(rows: readonly Row[]): string {
   }
   return lines.join("\n");
 }
+
+/** Short names of the rows, for the README's summary (others: their scenario up to its first comma). */
+const LABELS: Record<string, string> = {
+  H1: "page, standalone server",
+  H2: "page, hapi plugin",
+  H3: "create, standalone server",
+  F1: "page, fetch on Bun",
+  F2: "page, Fastify plugin",
+  F3: "page, fetch on Deno",
+  O1: "page, metrics on vs off",
+  B1: "page, Redis",
+  B2: "page, Postgres",
+  B3: "page, SQLite",
+  B4: "create, Redis/Postgres/SQLite",
+  S1: "page at 1,000,000 vs 1,000 pets",
+  S2: "creates in process",
+  W1: "2 workers vs 1",
+  K1: "Worker bundle",
+  M1: "heap a pet",
+  T1: "test server ready",
+  I1: "create with a key vs without",
+  I2: "the same, on each shared backend",
+  I3: "replay vs create",
+  M2: "heap an idempotency key",
+};
+
+const WORST: readonly Verdict[] = ["error", "miss", "skipped", "pass", "info"];
+
+/** One id's rows in a cell: the value (or range of values) judged, its target, the worst verdict. */
+function summaryCell(rows: readonly Row[]): string {
+  const judged = rows.filter((r) => r.target !== null);
+  const verdict = WORST.find((v) => rows.some((r) => r.verdict === v)) ?? "info";
+  const shown = judged.length > 0 ? judged : rows.slice(0, 1);
+  const first = shown[0] as Row;
+  const onRatio = first.target?.on === "ratio" || (first.target === null && first.ratio !== null);
+  const values = shown
+    .map((r) => (onRatio ? r.ratio : r.ours))
+    .filter((v): v is number => v !== null && Number.isFinite(v));
+  if (values.length === 0) return verdict;
+  const format = (n: number) => (onRatio ? n.toFixed(2) : formatNumber(n));
+  const low = Math.min(...values);
+  const high = Math.max(...values);
+  const value = low === high ? format(low) : `${format(low)}–${format(high)}`;
+  const unit = onRatio ? "" : ` ${first.unit}`;
+  const target = first.target === null ? "" : ` (${formatTarget(first.target, first.unit).replace(/^ratio /, "")})`;
+  return `${value}${unit}${target} ${verdict}`;
+}
+
+/**
+ * The README's summary: one cell an id (the range of its rows' values, the target, the worst
+ * verdict), three ids a line. The full table goes to docs/performance.md.
+ */
+export function summaryTable(rows: readonly Row[]): string {
+  const ids: string[] = [];
+  for (const r of rows) if (!ids.includes(r.id)) ids.push(r.id);
+  const cells = ids.map((id) => {
+    const mine = rows.filter((r) => r.id === id);
+    const label = LABELS[id] ?? (mine[0] as Row).scenario.split(",")[0];
+    return `**${id}** ${label} | ${summaryCell(mine)}`;
+  });
+  const lines = ["| row | result | row | result | row | result |", "|---|---|---|---|---|---|"];
+  for (let i = 0; i < cells.length; i += 3) {
+    const line = cells.slice(i, i + 3);
+    while (line.length < 3) line.push(" | ");
+    lines.push(`| ${line.join(" | ")} |`);
+  }
+  return lines.join("\n");
+}

@@ -16,7 +16,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { BACKENDS } from "./backends.ts";
 import { type StartOptions, start, stop, waitFor } from "./child.ts";
-import { markdownTable, type Row, type Target, unavailable } from "./report.ts";
+import { markdownTable, type Row, summaryTable, type Target, unavailable } from "./report.ts";
 
 interface Job {
   id: string;
@@ -210,8 +210,15 @@ function machine() {
   };
 }
 
-/** Replaces what stands between the README's bench:results markers with this run's table. */
-function updateReadme(table: string, host: ReturnType<typeof machine>, seconds: number): void {
+/**
+ * Replaces what stands between the README's bench:results markers with this run's summary (one
+ * cell a row id), and docs/performance.md with the whole table.
+ */
+function updateReadme(rows: readonly Row[], host: ReturnType<typeof machine>, seconds: number): void {
+  const day = new Date().toISOString().slice(0, 10);
+  const measured =
+    `Measured ${day} on ${host.nproc} × ${host.cpu} (${host.memoryGiB} GiB), Node ${host.node}, ` +
+    `${host.platform}; the whole run took ${seconds.toFixed(0)} s.`;
   const path = join(process.cwd(), "README.md");
   const readme = readFileSync(path, "utf8");
   const start = "<!-- bench:results:start -->";
@@ -219,16 +226,18 @@ function updateReadme(table: string, host: ReturnType<typeof machine>, seconds: 
   const from = readme.indexOf(start);
   const to = readme.indexOf(end);
   if (from === -1 || to < from) throw new Error(`README.md has no ${start} … ${end} markers`);
-  const day = new Date().toISOString().slice(0, 10);
-  const text =
-    `${start}
-${table}
-
-Measured ${day} on ${host.nproc} × ${host.cpu} (${host.memoryGiB} GiB), Node ${host.node}, ` +
-    `${host.platform}; the whole run took ${seconds.toFixed(0)} s.
-`;
+  const text = `${start}\n${summaryTable(rows)}\n\n${measured} Every row: [docs/performance.md](docs/performance.md).\n`;
   writeFileSync(path, readme.slice(0, from) + text + readme.slice(to));
   console.log(`updated ${path}`);
+  const page = join(process.cwd(), "docs", "performance.md");
+  writeFileSync(
+    page,
+    `# Performance: every row of the last full bench run\n\n` +
+      `Written by \`npm run bench -- --readme\` (the README shows a summary of it). Each ratio is ours against a ` +
+      `baseline measured in the same run, alternating; the note says how. What each row measures: ` +
+      `[bench/README.md](../bench/README.md).\n\n${markdownTable(rows)}\n\n${measured}\n`,
+  );
+  console.log(`wrote ${page}`);
 }
 
 // The servers under test run from compiled dist/, as `npm start` does: build it first.
@@ -263,5 +272,5 @@ if (OUT !== undefined) {
   writeFileSync(path, `${JSON.stringify(results, null, 2)}\n`);
   console.log(`wrote ${path}`);
 }
-if (README) updateReadme(markdownTable(rows), host, seconds);
+if (README) updateReadme(rows, host, seconds);
 process.exitCode = count("error") > 0 || (STRICT && count("miss") > 0) ? 1 : 0;

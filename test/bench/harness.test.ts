@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { alternating, median, spread } from "../../bench/measure.ts";
-import { markdownTable, type Row, row, unavailable } from "../../bench/report.ts";
+import { markdownTable, type Row, row, summaryTable, unavailable } from "../../bench/report.ts";
 import { ROOT, startProgram } from "../support/program.ts";
 
 test("bench: alternating() runs the pairs A B, B A, A B, … and hands back each side's results in round order", async () => {
@@ -90,6 +90,32 @@ test("bench: the table shows every row with its ratio and verdict, — where the
   assert.is(lines.length, 4);
   assert.is(lines[2], "| H3 | POST | 43,123 | 50,070 | req/s | 0.86 | ratio ≥ 0.8 | pass | a \\| b |");
   assert.is(lines[3], "| S1 | redis, listPets | — | — | µs/page | — | ratio ≤ 1.5 | skipped | no Redis |");
+});
+
+test("summaryTable: one cell an id, three a line: the range of its judged values, the target, the worst verdict", () => {
+  const ratio = (value: number) => ({ on: "ratio", op: ">=", value }) as const;
+  const rows: Row[] = [
+    row({ id: "H1", scenario: "GET", ours: 90, baseline: 100, unit: "req/s", target: ratio(0.85) }),
+    row({ id: "B4", scenario: "POST, redis", ours: 95, baseline: 100, unit: "req/s", target: ratio(0.8) }),
+    row({ id: "B4", scenario: "POST, sqlite", ours: 70, baseline: 100, unit: "req/s", target: ratio(0.8) }),
+    row({
+      id: "S2",
+      scenario: "memory",
+      ours: 500_000,
+      baseline: null,
+      unit: "ops/s",
+      target: { on: "ours", op: ">=", value: 100_000 },
+    }),
+    row({ id: "S2", scenario: "sqlite", ours: 7_000, baseline: null, unit: "ops/s", target: null }),
+    row({ id: "Z9", scenario: "something new, in detail", ours: 3, baseline: null, unit: "ms", target: null }),
+  ];
+  const lines = summaryTable(rows).split("\n");
+  assert.is(lines.length, 4);
+  assert.is(
+    lines[2],
+    "| **H1** page, standalone server | 0.90 (≥ 0.85) pass | **B4** create, Redis/Postgres/SQLite | 0.70–0.95 (≥ 0.8) miss | **S2** creates in process | 500,000 ops/s (≥ 100,000 ops/s) pass |",
+  );
+  assert.is(lines[3], "| **Z9** something new | 3.00 ms info |  |  |  |  |");
 });
 
 /** Runs bench/run.ts with these arguments, as `npm run bench -- …` does, to its end. */
