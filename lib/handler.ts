@@ -191,7 +191,9 @@ function pageResponse(h: Handler, x: Exchange, page: PetPage): PetStoreResponse 
   let next: Record<string, string> | undefined;
   if (page.nextCursor !== undefined) {
     const status = page.status === undefined ? "" : `&status=${page.status}`;
-    next = { link: `<${h.collectionPath}?limit=${page.limit}${status}&cursor=${page.nextCursor}>; rel="next"` };
+    const link = `<${h.collectionPath}?limit=${page.limit}${status}&cursor=${page.nextCursor}>; rel="next"`;
+    link.charCodeAt(0); // flat: Node checks every header value with a regular expression, slower on a joined string
+    next = { link };
   }
   return jsonResponse(200, h.json.many(page.pets), x.head, x.requestId, next);
 }

@@ -78,15 +78,23 @@ return {'created', id}
 `;
 
 /**
- * A page in one round trip: the ids above ARGV[1] in the index KEYS[1] (at most ARGV[2]), and the
- * values of those ids (keys ARGV[3] .. id; nil for a missing one), as {ids, values}.
+ * A page in one round trip: the ids above ARGV[1] in the index KEYS[1] (at most ARGV[2]), each
+ * followed by its value (key ARGV[3] .. id; nil for a missing one), in one flat array (a nested
+ * one costs the client about twice as much to decode). Ids stay the members' text: the client
+ * decodes integer replies imprecisely near 2^53.
  */
 const PAGE = `
 local ids = redis.call('ZRANGEBYSCORE', KEYS[1], ARGV[1], '+inf', 'LIMIT', 0, ARGV[2])
-if #ids == 0 then return {ids, {}} end
+if #ids == 0 then return {} end
 local keys = {}
 for i = 1, #ids do keys[i] = ARGV[3] .. ids[i] end
-return {ids, redis.call('MGET', unpack(keys))}
+local values = redis.call('MGET', unpack(keys))
+local page = {}
+for i = 1, #ids do
+  page[2 * i - 1] = ids[i]
+  page[2 * i] = values[i]
+end
+return page
 `;
 
 /** A Lua script and its SHA-1, run with EVALSHA (EVAL once when the server does not have it yet). */
@@ -251,13 +259,12 @@ export async function redisStorage(options: RedisStorageOptions): Promise<PetSto
     async list({ status, after, limit }: ListPage): Promise<Pet[]> {
       ensureOpen();
       const reply = await run(client, PAGE_SCRIPT, [indexKey(status)], [`(${after}`, String(limit), valuePrefix]);
-      const [ids, texts] = (Array.isArray(reply) ? reply : []) as [unknown[]?, unknown[]?];
-      if (!Array.isArray(ids) || !Array.isArray(texts))
+      if (!Array.isArray(reply) || reply.length % 2 !== 0)
         throw new Error("redis storage: unexpected reply of the page script");
-      const pets: Pet[] = new Array(ids.length);
-      for (let i = 0; i < ids.length; i++) {
-        const id = indexedId(ids[i], "redis");
-        pets[i] = storedPet(id, texts[i], values, "redis");
+      const pets: Pet[] = new Array(reply.length / 2);
+      for (let i = 0; i < pets.length; i++) {
+        const id = indexedId(reply[2 * i], "redis");
+        pets[i] = storedPet(id, reply[2 * i + 1], values, "redis");
       }
       return pets;
     },

@@ -103,10 +103,12 @@ interface CheckedText {
 
 /**
  * Slots of the cache of checked texts (a power of two), direct-mapped by id as PetJson's cache of
- * pet texts. A hit needs the very same text, so a slot can never serve another pet's fields: a
- * pet recreated under a reused id (after `clear()`, by any process) simply misses.
+ * pet texts, and small on purpose: it spares the check to the pets read over and over (a polled
+ * first page), not to a whole store, so a page of a large store costs what one of a small store
+ * does. A hit needs the very same text, so a slot can never serve another pet's fields: a pet
+ * recreated under a reused id (after `clear()`, by any process) simply misses.
  */
-const CHECKED_SLOTS = 16_384;
+const CHECKED_SLOTS = 256;
 const checked: (CheckedText | undefined)[] = new Array<CheckedText | undefined>(CHECKED_SLOTS).fill(undefined);
 
 /**
