@@ -1,8 +1,8 @@
 /**
  * Idempotent creates: what an Idempotency-Key costs.
- * - `http` (I1, I3): the standalone server on memory storage, loaded by autocannon in rounds
- *   A, B, C, A, …: POST with a fresh key a request (A), POST without a key (B), POST replaying one
- *   key (C). I1 = A / B (target ≥ 0.85); I3 = C / A, a replay against a create (target ≥ 1: a
+ * - `http` (I1, I3): the standalone server on memory storage, loaded by autocannon, each round
+ *   all three in turn (A B C, then C A B, B C A, …): POST with a fresh key a request (A), POST
+ *   without a key (B), POST replaying one key (C). I1 = A / B (target ≥ 0.85); I3 = C / A, a replay against a create (target ≥ 1: a
  *   replay costs no more than a create).
  * - `storage <backend>` (I2): `createPet` in process, 64 in flight, with a fresh key a call against
  *   without one, alternating rounds, on SQLite, Redis or Postgres (target ≥ 0.70).
@@ -72,13 +72,19 @@ async function http(): Promise<Row[]> {
       await load("none");
     }
     await load("replay"); // the first use of the replayed key: every later one replays
-    const [fresh, none] = await alternating(
-      rounds,
-      () => load("fresh"),
-      () => load("none"),
-    );
+    // Each round loads all three, in an order that turns round by round (A B C, C A B, B C A, …):
+    // every ratio compares rounds run back to back, whatever the drift of a shared machine.
+    const fresh: number[] = [];
+    const none: number[] = [];
     const replay: number[] = [];
-    for (let i = 0; i < rounds; i++) replay.push(await load("replay"));
+    const sides = [
+      async () => fresh.push(await load("fresh")),
+      async () => none.push(await load("none")),
+      async () => replay.push(await load("replay")),
+    ];
+    for (let round = 0; round < rounds; round++) {
+      for (let k = 0; k < sides.length; k++) await (sides[(k + round) % sides.length] as () => Promise<number>)();
+    }
     const i1 = fresh.map((f, i) => f / (none[i] as number));
     const i3 = replay.map((r, i) => r / (fresh[i] as number));
     const note = `${rounds}×${seconds} s a side, 32 connections, standalone server, memory`;

@@ -231,10 +231,11 @@ export function checkIdempotentOptions(options: IdempotentCreateOptions): Checke
     throw new PetStoreError("invalid_idempotency_key");
   }
   const scope = options.scope ?? "";
-  if (typeof scope !== "string" || scope.length > MAX_SCOPE_LENGTH) {
+  // No NUL: Postgres text cannot hold one, and a scope must be a scope on every backend.
+  if (typeof scope !== "string" || scope.length > MAX_SCOPE_LENGTH || scope.includes("\0")) {
     throw new PetStoreError(
       "invalid_idempotency_key",
-      `scope must be a string of at most ${MAX_SCOPE_LENGTH} characters.`,
+      `scope must be a string of at most ${MAX_SCOPE_LENGTH} characters, without NUL.`,
     );
   }
   return { scope, key: options.idempotencyKey };

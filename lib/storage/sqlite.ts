@@ -12,9 +12,10 @@
  * `mmapBytes` of the file are read through memory-mapped I/O. The WAL file is cut back to 64 MiB
  * when a large write grew it past that.
  *
- * A create, with or without an idempotency key, is one `BEGIN IMMEDIATE` transaction: the key's
- * claim (idempotent creates) or the next id, compiled statements; then the value (Keyv's row and
- * format), the index entry and COMMIT in one call to the driver. All calls share the connection, so write transactions are serialised in this
+ * A create, with or without an idempotency key, is one `BEGIN IMMEDIATE` transaction of three
+ * calls to the driver: BEGIN, the next id, then the value (Keyv's row and format), the index entry,
+ * the key's record (idempotent creates) and COMMIT in one `exec`. A key that already has a record
+ * makes that insert fail: rolled back, the create is then decided by the key's compiled claim. All calls share the connection, so write transactions are serialised in this
  * process (another call's statements would otherwise land inside, or be rolled back with, a
  * transaction); other processes wait on the file lock.
  */
@@ -270,15 +271,15 @@ export async function sqliteStorage(options: SqliteStorageOptions): Promise<PetS
   };
   /**
    * The end of a create's transaction, in one call to the driver (each call is a hand-off to a
-   * thread and back, the bulk of a create's time): the sequence moved to `id` when the claim took
-   * it, the pet's value (Keyv's row and format) and index entry, COMMIT. The values are literals:
-   * the id a checked integer, the status one of three words, the text JSON (no NUL) with its `'`
-   * doubled.
+   * thread and back, the bulk of a create's time): `before` (the sequence moved by a claim, or the
+   * key's record), the pet's value (Keyv's row and format) and index entry, COMMIT. The values are
+   * literals: the id a checked integer, the status one of three words, the texts without NUL
+   * (JSON has none; keys that hold one take the compiled path) with their `'` doubled.
    */
-  const writePet = (id: number, data: PetData, [head, tail]: [string, string], moveSequence: boolean) =>
+  const writePet = (id: number, data: PetData, [head, tail]: [string, string], before: string) =>
     exec(
       own,
-      `${moveSequence ? `UPDATE ${t}_seq SET value = ${id} WHERE id = 1;` : ""}` +
+      before +
         `INSERT INTO ${t}_values (key, value) VALUES ('pets:${id}', ${literal(head + id + tail)});` +
         `INSERT INTO ${t}_index (id, status) VALUES (${id}, ${literal(data.status)});` +
         "COMMIT",
@@ -294,43 +295,89 @@ export async function sqliteStorage(options: SqliteStorageOptions): Promise<PetS
       [now],
     ).catch(() => {});
   };
+  /** The next id, taken inside a transaction. */
+  const nextId = async (): Promise<number> => {
+    const rows = await c.next.all([]);
+    if (rows.length === 0) throw sequenceExhausted("sqlite");
+    return checkNewId(rows[0]?.id, "sqlite");
+  };
+  const created1 = (id: number, data: PetData): CreateOnceResult => ({
+    pet: { id, name: data.name, categoryId: data.categoryId, status: data.status },
+    replayed: false,
+  });
   /**
-   * One create: one serialised `BEGIN IMMEDIATE` transaction, in three calls to the driver. Without
-   * a key: the next id, then the pet and COMMIT. With one: the key's claim for the next id (or the
-   * record that holds the key: nothing is written then), then the sequence, the pet and COMMIT.
+   * A create with a key that has no record yet (nearly always): the same three calls as a plain
+   * create, the key's record written with the pet as one more literal row. Undefined, nothing
+   * written, when the key has a record (even an expired one): `claimed` then decides.
+   */
+  const withFreshKey = async (data: PetData, text: [string, string], r: IdempotencyRecord) => {
+    await c.begin.all([]);
+    try {
+      const id = await nextId();
+      const keyRow =
+        `INSERT INTO ${t}_idempotency (scope, key, fingerprint, pet_id, expires_at) VALUES ` +
+        `(${literal(r.scope)}, ${literal(r.key)}, ${literal(r.fingerprint)}, ${id}, ${Math.trunc(r.expiresAt)});`;
+      await writePet(id, data, text, keyRow);
+      await sweep(r.now);
+      return created1(id, data);
+    } catch (error) {
+      await c.rollback.all([]).catch(() => {});
+      if (String((error as Error)?.message).includes(`UNIQUE constraint failed: ${t}_idempotency.`)) return undefined;
+      throw error;
+    }
+  };
+  /**
+   * A create by compiled statements: without a key, the next id; with one, the key's claim for the
+   * next id (an expired record is replaced), or the record that holds the key (nothing is written).
+   * Then the pet and COMMIT in one call.
+   */
+  const claimed = async (
+    data: PetData,
+    text: [string, string],
+    record: IdempotencyRecord | undefined,
+  ): Promise<CreateOnceResult | { replay: number }> => {
+    await c.begin.all([]);
+    let open = true;
+    try {
+      let id: number;
+      let sequence = "";
+      if (record === undefined) id = await nextId();
+      else {
+        const { scope, key, fingerprint, expiresAt, now } = record;
+        const claim = await c.claim.all([scope, key, fingerprint, expiresAt, now]);
+        if (claim.length === 0) {
+          const [found] = await c.find.all([scope, key]);
+          open = false;
+          await c.rollback.all([]); // nothing was written
+          if (found === undefined) throw new Error("sqlite storage: the key record vanished in its transaction");
+          return found.fingerprint === fingerprint ? { replay: Number(found.pet_id) } : { conflict: "reused" };
+        }
+        id = checkNewId(claim[0]?.pet_id, "sqlite");
+        sequence = `UPDATE ${t}_seq SET value = ${id} WHERE id = 1;`; // the claim took seq + 1
+      }
+      await writePet(id, data, text, sequence);
+      open = false;
+      if (record !== undefined) await sweep(record.now);
+      return created1(id, data);
+    } catch (error) {
+      if (open) await c.rollback.all([]).catch(() => {});
+      throw error;
+    }
+  };
+
+  /**
+   * One create: serialised `BEGIN IMMEDIATE` transactions of three calls to the driver each. With
+   * a key, first as if the key were fresh; when it has a record, by its claim (`claimed`).
    */
   const created = async (data: PetData, record: IdempotencyRecord | undefined): Promise<CreateOnceResult> => {
     // Keyv's text of the pet, its id to come (the value is written in Keyv's format).
     const text = serializedPetAround(values, data);
     const outcome = await serialised(async (): Promise<CreateOnceResult | { replay: number }> => {
-      await c.begin.all([]);
-      let open = true;
-      try {
-        let id: number;
-        if (record === undefined) {
-          const rows = await c.next.all([]);
-          if (rows.length === 0) throw sequenceExhausted("sqlite");
-          id = checkNewId(rows[0]?.id, "sqlite");
-        } else {
-          const { scope, key, fingerprint, expiresAt, now } = record;
-          const claimed = await c.claim.all([scope, key, fingerprint, expiresAt, now]);
-          if (claimed.length === 0) {
-            const [found] = await c.find.all([scope, key]);
-            open = false;
-            await c.rollback.all([]); // nothing was written
-            if (found === undefined) throw new Error("sqlite storage: the key record vanished in its transaction");
-            return found.fingerprint === fingerprint ? { replay: Number(found.pet_id) } : { conflict: "reused" };
-          }
-          id = checkNewId(claimed[0]?.pet_id, "sqlite");
-        }
-        await writePet(id, data, text, record !== undefined);
-        open = false;
-        if (record !== undefined) await sweep(record.now);
-        return { pet: { id, name: data.name, categoryId: data.categoryId, status: data.status }, replayed: false };
-      } catch (error) {
-        if (open) await c.rollback.all([]).catch(() => {});
-        throw error;
+      if (record !== undefined && !/\0/.test(record.scope + record.key + record.fingerprint)) {
+        const fresh = await withFreshKey(data, text, record);
+        if (fresh !== undefined) return fresh;
       }
+      return claimed(data, text, record);
     });
     if (!("replay" in outcome)) return outcome;
     // Pets never change once created: the value read now is the one first answered.

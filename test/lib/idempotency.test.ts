@@ -291,6 +291,8 @@ test("createPet in process: a malformed key or scope rejects with invalid_idempo
     { idempotencyKey: "a b" },
     { idempotencyKey: 5 },
     { idempotencyKey: "k", scope: 5 },
+    { idempotencyKey: "k", scope: "x".repeat(256) },
+    { idempotencyKey: "k", scope: "tenant\0a" },
   ]) {
     try {
       await store.createPet({ name: "" } as never, options as never);

@@ -15,6 +15,8 @@ const HOUR = 3_600_000;
 const T0 = Date.UTC(2026, 10, 26, 12);
 const rex: PetData = { name: "Rex", categoryId: 1, status: "available" };
 
+const mia2: PetData = { name: "Mia", categoryId: 2, status: "sold" };
+
 function record(key: string, pet: PetData = rex, now = T0, scope = "caller-a", ttl = HOUR): IdempotencyRecord {
   return { scope, key, fingerprint: fingerprintOf(pet), now, expiresAt: now + ttl };
 }
@@ -123,6 +125,26 @@ function idempotency(backend: Backend): void {
     const second = created(await createOnce(storage, mia, record("k1", mia, T0 + HOUR)));
     assert.is(second.id, first.id + 1);
     assert.equal(await createOnce(storage, mia, record("k1", mia, T0 + HOUR + 5)), { pet: second, replayed: true });
+  });
+
+  s(`${backend.name}: keys and scopes with quotes or SQL in them are keys like any other`, async () => {
+    const { storage } = await fresh();
+    // Scopes may hold any character but NUL (the core refuses it); keys are printable ASCII.
+    const odd = ["it's", "''", "'); DROP TABLE x; --", "semi;colon", "é ü 🐈"];
+    const pets: Pet[] = [];
+    for (const key of odd) pets.push(created(await createOnce(storage, rex, record(key, rex, T0, `scope ${key}`))));
+    assert.equal(
+      pets.map((p) => p.id),
+      [1, 2, 3, 4, 5],
+    );
+    for (const [i, key] of odd.entries()) {
+      assert.equal(await createOnce(storage, rex, record(key, rex, T0 + 1, `scope ${key}`)), {
+        pet: pets[i],
+        replayed: true,
+      });
+      assert.equal(await createOnce(storage, mia2, record(key, mia2, T0 + 2, `scope ${key}`)), { conflict: "reused" });
+    }
+    assert.is((await all(storage)).length, 5);
   });
 
   if (backend.raw !== undefined) {
