@@ -14,7 +14,7 @@ import type { Refusal } from "./errors.ts";
 import { isPetStoreError, isRefusal, refuse } from "./errors.ts";
 import type { HeaderValue, PetStoreRequest, PetStoreResponse } from "./http.ts";
 import { parseIdempotencyKey, scopeOf } from "./idempotency.ts";
-import { PetJson } from "./json.ts";
+import { flat, PetJson } from "./json.ts";
 import type { RequestObservation } from "./observe.ts";
 import type { CheckedKey, CoreOperations, PetPage } from "./operations.ts";
 import { REQUEST_ID_PATTERN } from "./patterns.ts";
@@ -191,9 +191,8 @@ function pageResponse(h: Handler, x: Exchange, page: PetPage): PetStoreResponse 
   let next: Record<string, string> | undefined;
   if (page.nextCursor !== undefined) {
     const status = page.status === undefined ? "" : `&status=${page.status}`;
-    const link = `<${h.collectionPath}?limit=${page.limit}${status}&cursor=${page.nextCursor}>; rel="next"`;
-    link.charCodeAt(0); // flat: Node checks every header value with a regular expression, slower on a joined string
-    next = { link };
+    // Flat: Node checks every header value with a regular expression, slower on a string in pieces.
+    next = { link: flat(`<${h.collectionPath}?limit=${page.limit}${status}&cursor=${page.nextCursor}>; rel="next"`) };
   }
   return jsonResponse(200, h.json.many(page.pets), x.head, x.requestId, next);
 }

@@ -15,9 +15,10 @@
  * A create, with or without an idempotency key, is one `BEGIN IMMEDIATE` transaction of three
  * calls to the driver: BEGIN, the next id, then the value (Keyv's row and format), the index entry,
  * the key's record (idempotent creates) and COMMIT in one `exec`. A key that already has a record
- * makes that insert fail: rolled back, the create is then decided by the key's compiled claim. All calls share the connection, so write transactions are serialised in this
- * process (another call's statements would otherwise land inside, or be rolled back with, a
- * transaction); other processes wait on the file lock.
+ * makes that insert fail: rolled back, the create is then decided by the key's compiled claim.
+ * All calls share the connection, so write transactions are serialised in this process (another
+ * call's statements would otherwise land inside, or be rolled back with, a transaction); other
+ * processes wait on the file lock.
  */
 import type { Pet } from "../schemas.ts";
 import { causeOf, StorageConfigError } from "./config-error.ts";
@@ -301,7 +302,8 @@ export async function sqliteStorage(options: SqliteStorageOptions): Promise<PetS
     if (rows.length === 0) throw sequenceExhausted("sqlite");
     return checkNewId(rows[0]?.id, "sqlite");
   };
-  const created1 = (id: number, data: PetData): CreateOnceResult => ({
+  /** What a create that wrote pet `id` resolves. */
+  const createdPet = (id: number, data: PetData): CreateOnceResult => ({
     pet: { id, name: data.name, categoryId: data.categoryId, status: data.status },
     replayed: false,
   });
@@ -319,7 +321,7 @@ export async function sqliteStorage(options: SqliteStorageOptions): Promise<PetS
         `(${literal(r.scope)}, ${literal(r.key)}, ${literal(r.fingerprint)}, ${id}, ${Math.trunc(r.expiresAt)});`;
       await writePet(id, data, text, keyRow);
       await sweep(r.now);
-      return created1(id, data);
+      return createdPet(id, data);
     } catch (error) {
       await c.rollback.all([]).catch(() => {});
       if (String((error as Error)?.message).includes(`UNIQUE constraint failed: ${t}_idempotency.`)) return undefined;
@@ -358,7 +360,7 @@ export async function sqliteStorage(options: SqliteStorageOptions): Promise<PetS
       await writePet(id, data, text, sequence);
       open = false;
       if (record !== undefined) await sweep(record.now);
-      return created1(id, data);
+      return createdPet(id, data);
     } catch (error) {
       if (open) await c.rollback.all([]).catch(() => {});
       throw error;
