@@ -163,10 +163,12 @@ function pick(): Scenario {
 }
 const scenario = pick();
 const PROFILE = process.argv.includes("--profile");
-// Many short rounds rather than a few long ones: on a shared VM the speed drifts within seconds,
-// and a pair of rounds close in time sees the same drift.
-const ROUNDS = QUICK ? 1 : 8;
-const ROUND_SECONDS = QUICK ? 1 : 1.5;
+// Many short rounds rather than a few long ones: on a shared VM the speed drifts within seconds
+// (the same CPU-bound loop here took from 390 to 535 ms, minute to minute), and a pair of rounds
+// close in time sees the same drift. 16 pairs of 0.75 s: the time of 8 pairs of 1.5 s, with the
+// two rounds of a pair twice as close and twice as many pairs for the median.
+const ROUNDS = QUICK ? 1 : 16;
+const ROUND_SECONDS = QUICK ? 1 : 0.75;
 const WARM_SECONDS = QUICK ? 0 : 2;
 const CONNECTIONS = 32;
 const KEY = randomBytes(16).toString("hex");
@@ -354,6 +356,12 @@ async function main() {
     // The verdict is on the median of the pairs' ratios: a pair disturbed by the machine is one
     // outlier among eight, where a ratio of medians would mix rounds run at different speeds.
     const ratios = oursRounds.map((r, i) => r.rate / (baseRounds[i] as Round).rate);
+    if (process.env.BENCH_ROUNDS === "1") {
+      for (const [i, r] of oursRounds.entries()) {
+        const b = baseRounds[i] as Round;
+        console.error(`${id} round ${i}: ours ${r.rate.toFixed(0)} req/s ${r.cpu.toFixed(1)} µs, baseline ${b.rate.toFixed(0)} req/s ${b.cpu.toFixed(1)} µs`);
+      }
+    }
     const oursCpu = median(oursRounds.map((r) => r.cpu));
     const baseCpu = median(baseRounds.map((r) => r.cpu));
     const engineNote = s.engine === undefined ? "" : `; ${absolute(oursRounds, baseRounds)}`;

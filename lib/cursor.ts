@@ -50,9 +50,18 @@ function check(payload: string): string {
   return base36x7(fnv(SEEDED, payload));
 }
 
+/** The last cursor made, and what it was made from: the polled first page asks for the same one each time. */
+let lastCursor = { id: -1, status: "", cursor: "" };
+
 export function encodeCursor(lastId: number, status: PetStatus | undefined): string {
-  const payload = `${STATUS_CODE[status ?? ""]}${lastId.toString(36)}`;
-  return payload + check(payload);
+  const code = STATUS_CODE[status ?? ""] as string;
+  if (lastCursor.id === lastId && lastCursor.status === code) return lastCursor.cursor;
+  const payload = `${code}${lastId.toString(36)}`;
+  // Flat: the cursor is written into the Link header, which Node checks with a regular expression.
+  const cursor = payload + check(payload);
+  cursor.charCodeAt(0);
+  lastCursor = { id: lastId, status: code, cursor };
+  return cursor;
 }
 
 /**

@@ -4,7 +4,6 @@
  * contract's order of checks, each a named function below: `route`, `authenticate`, then the
  * operation's response (`listPetsResponse`, `getPetResponse`, `createPetResponse`).
  */
-import { randomUUID } from "node:crypto";
 import type { VerifyToken } from "./auth.ts";
 import { readBearer } from "./auth.ts";
 import type { Awaitable } from "./awaitable.ts";
@@ -19,6 +18,7 @@ import type { RequestObservation } from "./observe.ts";
 import type { CheckedKey, CoreOperations, PetPage } from "./operations.ts";
 import { REQUEST_ID_PATTERN } from "./patterns.ts";
 import { listQuery } from "./query.ts";
+import { newRequestId } from "./request-id.ts";
 import { errorResponse, jsonResponse } from "./response.ts";
 import type { Pet } from "./schemas.ts";
 
@@ -49,6 +49,8 @@ interface Handler extends HandlerOptions {
   publicRoutes: Readonly<Record<string, () => { contentType: string; body: string }>>;
   /** The scope of the last token that sent an idempotency key. */
   lastScope: { token: string | undefined; scope: string };
+  /** The last `Link: rel="next"` header written, by its page's limit, status and next cursor. */
+  lastLink: { limit: number; status: string | undefined; cursor: string; headers: Record<string, string> };
 }
 
 /** One request on its way through the steps: what they read of it, computed once. */
@@ -78,7 +80,7 @@ const UPPER = /[A-Z]/;
  */
 export function requestIdOf(header: HeaderValue): string {
   const value = first(header);
-  return value !== undefined && REQUEST_ID_PATTERN.test(value) ? value : randomUUID();
+  return value !== undefined && REQUEST_ID_PATTERN.test(value) ? value : newRequestId();
 }
 
 /**
@@ -188,13 +190,17 @@ function listPetsResponse(h: Handler, x: Exchange, rawQuery: string): Awaitable<
 }
 
 function pageResponse(h: Handler, x: Exchange, page: PetPage): PetStoreResponse {
-  let next: Record<string, string> | undefined;
-  if (page.nextCursor !== undefined) {
+  const cursor = page.nextCursor;
+  if (cursor === undefined) return jsonResponse(200, h.json.many(page.pets), x.head, x.requestId);
+  let last = h.lastLink;
+  // The polled first page has the same next page each time: its header is written once.
+  if (last.cursor !== cursor || last.limit !== page.limit || last.status !== page.status) {
     const status = page.status === undefined ? "" : `&status=${page.status}`;
     // Flat: Node checks every header value with a regular expression, slower on a string in pieces.
-    next = { link: flat(`<${h.collectionPath}?limit=${page.limit}${status}&cursor=${page.nextCursor}>; rel="next"`) };
+    const link = flat(`<${h.collectionPath}?limit=${page.limit}${status}&cursor=${cursor}>; rel="next"`);
+    last = h.lastLink = { limit: page.limit, status: page.status, cursor, headers: Object.freeze({ link }) };
   }
-  return jsonResponse(200, h.json.many(page.pets), x.head, x.requestId, next);
+  return jsonResponse(200, h.json.many(page.pets), x.head, x.requestId, last.headers);
 }
 
 /** GET/HEAD {base}/pets/{petId}: the pet, with the route's deprecation headers. */
@@ -337,6 +343,7 @@ export function createHandler(ops: CoreOperations, options: HandlerOptions) {
     },
     publicRoutes: options.publicRoutes ?? {},
     lastScope: { token: undefined, scope: "" },
+    lastLink: { limit: 0, status: undefined, cursor: "", headers: {} },
   };
 
   function answer(request: PetStoreRequest, x: Exchange): Awaitable<PetStoreResponse> {

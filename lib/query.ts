@@ -1,6 +1,6 @@
 /** Reading the list query string: `limit`, `status` and `cursor`, in one pass, then checking them. */
 import type { Refusal } from "./errors.ts";
-import { refuse } from "./errors.ts";
+import { isRefusal, refuse } from "./errors.ts";
 import type { PetStatus } from "./schemas.ts";
 import { DEFAULT_LIMIT, MAX_LIMIT, MIN_LIMIT, PET_STATUSES } from "./schemas.ts";
 
@@ -60,10 +60,29 @@ function readQuery(raw: string): ListParams | undefined {
   return params;
 }
 
+/** A list query once checked. */
+export interface ListQuery {
+  readonly status: PetStatus | undefined;
+  readonly limit: number;
+  readonly cursor: string | undefined;
+}
+
+/** The last query string accepted and what it gave: a polled page sends the same one again and again. */
+let lastRaw: string | undefined;
+let lastQuery: ListQuery | undefined;
+
 /** The list query from the URL, fully checked, or an invalid_query error. */
-export function listQuery(
-  rawQuery: string,
-): { status: PetStatus | undefined; limit: number; cursor: string | undefined } | Refusal {
+export function listQuery(rawQuery: string): ListQuery | Refusal {
+  if (rawQuery === lastRaw) return lastQuery as ListQuery;
+  const query = checkQuery(rawQuery);
+  if (!isRefusal(query)) {
+    lastRaw = rawQuery;
+    lastQuery = query;
+  }
+  return query;
+}
+
+function checkQuery(rawQuery: string): ListQuery | Refusal {
   const params = readQuery(rawQuery);
   if (params === undefined) {
     return refuse("invalid_query", "The query string is not valid percent-encoding.");
@@ -91,5 +110,5 @@ export function listQuery(
       { path: "status", message: "must be one of available, pending, sold" },
     ]);
   }
-  return { status: status as PetStatus | undefined, limit, cursor: params.cursor };
+  return Object.freeze({ status: status as PetStatus | undefined, limit, cursor: params.cursor });
 }

@@ -403,4 +403,53 @@ test("handle GET /v1/pets: a page asked again answers the pets of now (more pets
   assert.equal(await page("limit=2&status=sold"), ["1:x:sold", "2:y:sold"]);
 });
 
+test("listPets: a query string asked again gets the store's page of now, its Link included", async () => {
+  // The core keeps the last query string, cursor and Link header it made: none may outlive its page.
+  const store = makeStore();
+  await createMany(store, 2);
+  const first = await call(store, "GET", "/v1/pets", { query: "limit=2" });
+  assert.is(first.headers.link, undefined, "two pets, limit 2: no next page");
+  await createMany(store, 2, () => "sold");
+  const again = await call(store, "GET", "/v1/pets", { query: "limit=2" });
+  assert.equal(
+    (json(again) as Pet[]).map((p) => p.id),
+    [1, 2],
+  );
+  assert.is(nextLink(again), `/v1/pets?limit=2&cursor=${encodeCursor(2, undefined)}`);
+  // The same last id under another filter or limit is another cursor or another Link.
+  const sold = await call(store, "GET", "/v1/pets", { query: "limit=1&status=sold" });
+  assert.is(nextLink(sold), `/v1/pets?limit=1&status=sold&cursor=${encodeCursor(3, "sold")}`);
+  const one = await call(store, "GET", "/v1/pets", { query: "limit=1" });
+  assert.is(nextLink(one), `/v1/pets?limit=1&cursor=${encodeCursor(1, undefined)}`);
+  assert.is(nextLink(await call(store, "GET", "/v1/pets", { query: "limit=2" })), nextLink(again));
+  // A refused query string is refused each time, between accepted ones.
+  for (const query of ["limit=0", "limit=2", "limit=0"]) {
+    const res = await call(store, "GET", "/v1/pets", { query });
+    assert.is(res.status, query === "limit=0" ? 400 : 200, query);
+  }
+  // Two stores with other base paths, asked in turn, each write their own Link.
+  const shop = makeStore({ basePath: "/shop/v1" });
+  await createMany(shop, 3);
+  for (let i = 0; i < 2; i++) {
+    assert.is(
+      nextLink(await call(shop, "GET", "/shop/v1/pets", { query: "limit=2" })),
+      `/shop/v1/pets?limit=2&cursor=${encodeCursor(2, undefined)}`,
+    );
+    assert.is(
+      nextLink(await call(store, "GET", "/v1/pets", { query: "limit=2" })),
+      `/v1/pets?limit=2&cursor=${encodeCursor(2, undefined)}`,
+    );
+  }
+});
+
+test("encodeCursor: the same id under each filter, asked in turn, gives each filter's own cursor", () => {
+  const made = (["available", "pending", "sold", undefined] as const).map((s) => encodeCursor(7, s));
+  assert.is(new Set(made).size, 4);
+  for (const [i, s] of (["available", "pending", "sold", undefined] as const).entries()) {
+    assert.is(encodeCursor(7, s), made[i]);
+    assert.is(decodeCursor(made[i] as string, s), 7);
+    assert.is(encodeCursor(8, s) === made[i], false);
+  }
+});
+
 test.run();
