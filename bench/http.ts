@@ -359,7 +359,9 @@ async function main() {
     if (process.env.BENCH_ROUNDS === "1") {
       for (const [i, r] of oursRounds.entries()) {
         const b = baseRounds[i] as Round;
-        console.error(`${id} round ${i}: ours ${r.rate.toFixed(0)} req/s ${r.cpu.toFixed(1)} µs, baseline ${b.rate.toFixed(0)} req/s ${b.cpu.toFixed(1)} µs`);
+        console.error(
+          `${id} round ${i}: ours ${r.rate.toFixed(0)} req/s ${r.cpu.toFixed(1)} µs, baseline ${b.rate.toFixed(0)} req/s ${b.cpu.toFixed(1)} µs`,
+        );
       }
     }
     const oursCpu = median(oursRounds.map((r) => r.cpu));
