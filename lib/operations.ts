@@ -9,10 +9,16 @@ import { isPromise } from "./awaitable.ts";
 import { decodeCursor, encodeCursor } from "./cursor.ts";
 import { PetStoreError, storageUnavailable } from "./errors.ts";
 import type { IdempotentCreateOptions } from "./idempotency.ts";
-import { DEFAULT_IDEMPOTENCY_TTL_MS, fingerprintOf, isIdempotencyKey, MAX_SCOPE_LENGTH } from "./idempotency.ts";
+import {
+  DEFAULT_IDEMPOTENCY_TTL_MS,
+  fingerprintOf,
+  isIdempotencyKey,
+  MAX_SCOPE_LENGTH,
+  scopeOf,
+} from "./idempotency.ts";
 import type { Observer, StorageOperation } from "./observe.ts";
 import type { CheckedNewPet, CheckedRules, RuleContext } from "./rules.ts";
-import { isRuleViolation, scopeOfToken } from "./rules.ts";
+import { isRuleViolation } from "./rules.ts";
 import type { NewPet as NewPetInput, Pet, PetStatus } from "./schemas.ts";
 import { DEFAULT_LIMIT, isPet, issueDetails, ListQuery, MAX_ID, NewPet } from "./schemas.ts";
 import type { CreateOnceResult, IdempotencyRecord, PetStorage } from "./storage/port.ts";
@@ -382,7 +388,7 @@ export function createOperations(
   ): Promise<CreatedPet> {
     const context: RuleContext = Object.freeze({
       requestId: caller?.requestId ?? "",
-      scope: caller?.token !== undefined ? scopeOfToken(caller.token) : caller?.scope,
+      scope: caller?.token !== undefined ? scopeOf(caller.token) : caller?.scope,
     });
     if (r.beforeCreate !== undefined) {
       try {

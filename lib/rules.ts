@@ -5,9 +5,9 @@
  * status become the Error answer. `afterCreate` runs once the pet is stored, and the answer waits
  * for it (bounded), but nothing it does changes the answer.
  */
-import { hash, randomUUID } from "node:crypto";
 import type { AnyErrorCode } from "./errors.ts";
 import { ERRORS, PetStoreError } from "./errors.ts";
+import { newRequestId } from "./request-id.ts";
 import type { Pet, PetStatus } from "./schemas.ts";
 
 /** The statuses a rule may answer with. */
@@ -161,13 +161,8 @@ export function checkRules(rules: unknown): CheckedRules | undefined {
   return { beforeCreate, afterCreate, codes: Object.freeze(checked) };
 }
 
-/** The scope of a bearer token: SHA-256, base64url. The token itself never leaves the handler. */
-export function scopeOfToken(token: string): string {
-  return hash("sha256", token, "base64url");
-}
-
 /** The context of an in-process create: a new request id, and the scope the caller gave (if any). */
 export function inProcessContext(given?: { requestId?: string; scope?: string }): RuleContext {
-  const requestId = typeof given?.requestId === "string" && given.requestId !== "" ? given.requestId : randomUUID();
+  const requestId = typeof given?.requestId === "string" && given.requestId !== "" ? given.requestId : newRequestId();
   return { requestId, scope: typeof given?.scope === "string" ? given.scope : undefined };
 }
