@@ -47,8 +47,6 @@ interface Handler extends HandlerOptions {
   /** The headers every getPet response carries (its deprecation). */
   deprecation: Record<string, string>;
   publicRoutes: Readonly<Record<string, () => { contentType: string; body: string }>>;
-  /** The scope of the last token that sent an idempotency key. */
-  lastScope: { token: string | undefined; scope: string };
   /** The last `Link: rel="next"` header written, by its page's limit, status and next cursor. */
   lastLink: { limit: number; status: string | undefined; cursor: string; headers: Record<string, string> };
 }
@@ -219,17 +217,12 @@ function getPetResponse(h: Handler, x: Exchange, rawId: string): Awaitable<PetSt
  * The `Idempotency-Key` of a create with the caller's scope (a digest of the token), undefined
  * without one, or the refusal of a malformed, empty or repeated one.
  */
-function idempotencyKey(h: Handler, x: Exchange, token: string): CheckedKey | Refusal | undefined {
+function idempotencyKey(x: Exchange, token: string): CheckedKey | Refusal | undefined {
   const header = x.headers["idempotency-key"];
   if (header === undefined) return undefined;
   const key = typeof header === "string" ? parseIdempotencyKey(header) : undefined;
   if (key === undefined) return refuse("invalid_idempotency_key");
-  // The last scope is kept: a client sends one token many times, and a digest costs a microsecond.
-  const last = h.lastScope;
-  if (last.token === token) return { scope: last.scope, key };
-  const scope = scopeOf(token);
-  h.lastScope = { token, scope };
-  return { scope, key };
+  return { scope: scopeOf(token), key };
 }
 
 /**
@@ -237,7 +230,7 @@ function idempotencyKey(h: Handler, x: Exchange, token: string): CheckedKey | Re
  * promise it returns never rejects.
  */
 function createPetResponse(h: Handler, x: Exchange): Awaitable<PetStoreResponse> {
-  const key = idempotencyKey(h, x, x.token ?? "");
+  const key = idempotencyKey(x, x.token ?? "");
   if (key !== undefined && isRefusal(key)) return errorResponse(key, x.head, x.requestId);
   const refusal = refusedBody(x.headers, h.maxBodyBytes);
   if (refusal !== undefined) return errorResponse(refusal, x.head, x.requestId);
@@ -342,7 +335,6 @@ export function createHandler(ops: CoreOperations, options: HandlerOptions) {
       link: `<${collectionPath}>; rel="successor-version"`,
     },
     publicRoutes: options.publicRoutes ?? {},
-    lastScope: { token: undefined, scope: "" },
     lastLink: { limit: 0, status: undefined, cursor: "", headers: {} },
   };
 

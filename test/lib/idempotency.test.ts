@@ -95,6 +95,11 @@ test("idempotency: another caller's identical key is another key (the scope is t
   assert.not.ok(scopeOf(KEY).includes(KEY));
 });
 
+test("scopeOf: each token its own SHA-256 digest, whatever token came before (the last one is kept)", () => {
+  const digest = (token: string) => createHash("sha256").update(token).digest("base64url");
+  for (const token of ["a", "b", "a", "a", "", "b"]) assert.is(scopeOf(token), digest(token));
+});
+
 const MALFORMED: [string, string | string[]][] = [
   ["empty", ""],
   ["quotes only", '""'],
