@@ -1,15 +1,10 @@
 /**
- * The Fastify plugin: real Fastify routes under the store's base path that answer through the
- * core, so that every status, header and body is the Node adapter's. Translation only.
+ * `petstore-lib/fastify`: real Fastify 5 routes under the store's base path that answer through
+ * the core, so every status, header and body is the Node adapter's. Translation only. Body parsing
+ * is off on them (the plugin's encapsulated context hands the unread stream to the core); the
+ * host's other routes, parsers, hooks, error and 404 handlers are untouched.
  *
- * Fastify's body parsing is off on these routes: the plugin's own (encapsulated) context has one
- * content-type parser that hands the unread request stream on, and the core reads it after
- * routing and authentication, with its own size limit. The host's other routes, parsers, hooks,
- * error and 404 handlers are untouched; its hooks run on these routes as on any other.
- *
- * @example
- *   const app = Fastify();
- *   await app.register(petStore, { store: createPetStore({ auth: ["my-key"] }) });
+ * @example await Fastify().register(petStorePlugin, { store: createPetStore({ auth: ["my-key"] }) });
  */
 import type { Readable } from "node:stream";
 import type {
@@ -21,11 +16,9 @@ import type {
   RouteHandlerMethod,
 } from "fastify";
 import fp from "fastify-plugin";
-import type { PetStore, PetStoreResponse } from "../lib/index.ts";
-import { isPromise } from "../lib/index.ts";
-import { announcesBody, mustClose, nodeRequest, readBody } from "./body.ts";
-
-type Store = Pick<PetStore, "respond" | "basePath" | "maxBodyBytes">;
+import type { AdapterStore, PetStoreResponse } from "../lib/index.ts";
+import { checkOptionNames, isPromise, isUnderBasePath } from "../lib/index.ts";
+import { announcesBody, mustClose, nodeRequest, readBody } from "./node-body.ts";
 
 export interface PetStoreFastifyOptions {
   /**
@@ -33,24 +26,16 @@ export interface PetStoreFastifyOptions {
    * registered with a `prefix`, the base path must start with it (`prefix: "/shop"` and
    * `basePath: "/shop/v1"`), so that Location and Link headers stay right.
    */
-  store: Store;
+  store: AdapterStore;
 }
 
-/** The options Fastify itself reads from `register(plugin, options)`. */
-const FASTIFY_OPTIONS = new Set(["prefix", "logLevel", "logSerializers"]);
+/** Our option, and those Fastify itself reads from `register(plugin, options)`. */
+const OPTIONS = ["store", "prefix", "logLevel", "logSerializers"];
 
 /** Throws a clear error for anything but `{ store }` with a store from createPetStore(). */
-function checkOptions(options: unknown): Store {
-  const o = options as Partial<PetStoreFastifyOptions> | null | undefined;
-  if (o === null || typeof o !== "object") {
-    throw new TypeError("petstore-lib/fastify: register(plugin, { store }): options { store } are required");
-  }
-  for (const key of Object.keys(o)) {
-    if (key !== "store" && !FASTIFY_OPTIONS.has(key)) {
-      throw new TypeError(`petstore-lib/fastify: unknown option "${key}" (only "store" is accepted)`);
-    }
-  }
-  const store = o.store;
+function checkOptions(options: unknown): AdapterStore {
+  checkOptionNames("petstore-lib/fastify", options, OPTIONS);
+  const store = (options as Partial<PetStoreFastifyOptions>).store;
   if (!store || typeof store.respond !== "function" || typeof store.basePath !== "string") {
     throw new TypeError("petstore-lib/fastify: options.store must be a store from createPetStore()");
   }
@@ -64,7 +49,7 @@ function streamOf(request: FastifyRequest): Readable {
 }
 
 /** Writes the core's response; `Connection: close` when an unread body could be too big to drain. */
-function send(store: Store, request: FastifyRequest, reply: FastifyReply, response: PetStoreResponse): void {
+function send(store: AdapterStore, request: FastifyRequest, reply: FastifyReply, response: PetStoreResponse): void {
   const raw = request.raw;
   reply.code(response.status).headers(response.headers);
   if (mustClose(raw, raw.headers, store.maxBodyBytes)) reply.header("connection", "close");
@@ -72,7 +57,7 @@ function send(store: Store, request: FastifyRequest, reply: FastifyReply, respon
 }
 
 /** Responds to one request through the core: in this tick when nothing had to wait, else when the core has responded. */
-function respond(store: Store, request: FastifyRequest, reply: FastifyReply): void {
+function respond(store: AdapterStore, request: FastifyRequest, reply: FastifyReply): void {
   const raw = request.raw;
   const core = nodeRequest(
     raw.method ?? request.method,
@@ -95,7 +80,7 @@ function register(fastify: FastifyInstance, options: PetStoreFastifyOptions, don
   done(error);
 }
 
-function addRoutes(fastify: FastifyInstance, store: Store): void {
+function addRoutes(fastify: FastifyInstance, store: AdapterStore): void {
   const prefix = fastify.prefix;
   if (prefix !== "" && store.basePath !== prefix && !store.basePath.startsWith(`${prefix}/`)) {
     throw new TypeError(
@@ -127,14 +112,17 @@ function addRoutes(fastify: FastifyInstance, store: Store): void {
 }
 
 /**
- * The plugin: `fastify.register(petStore, { store })`. Register it once per store; several stores
- * need different base paths. Fastify 5.
+ * The plugin: `fastify.register(petStorePlugin, { store })`. Register it once per store; several
+ * stores need different base paths. Fastify 5.
  */
-export const petStore: FastifyPluginCallback<PetStoreFastifyOptions> = fp(register, {
+export const petStorePlugin: FastifyPluginCallback<PetStoreFastifyOptions> = fp(register, {
   fastify: "5.x",
   name: "petstore-lib",
   encapsulate: true, // keeps the raw-body parser and error handler on these routes only
 });
+
+/** @deprecated since 1.1.0 (removed in 2.0): the same plugin as `petStorePlugin`, the name every adapter's plugin has. */
+export const petStore = petStorePlugin;
 
 /**
  * For Fastify's `frameworkErrors` server option: a path under the base path that Fastify's router
@@ -147,18 +135,18 @@ export const petStore: FastifyPluginCallback<PetStoreFastifyOptions> = fp(regist
  *   const app = Fastify({ frameworkErrors: petStoreFrameworkErrors(store) });
  */
 export function petStoreFrameworkErrors(
-  store: Store,
+  store: AdapterStore,
   next?: (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => void,
 ): (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => void {
   checkOptions({ store });
   const base = store.basePath;
   return function frameworkErrors(error, request, reply) {
-    const url = request.raw.url ?? "";
-    const under = base === "" || url === base || url.startsWith(`${base}/`) || url.startsWith(`${base}?`);
-    if (error.code === "FST_ERR_BAD_URL" && under) return respond(store, request, reply);
+    if (error.code === "FST_ERR_BAD_URL" && isUnderBasePath(request.raw.url ?? "", base)) {
+      return respond(store, request, reply);
+    }
     if (next) return next(error, request, reply);
     reply.code(error.statusCode ?? 500).send(error);
   };
 }
 
-export default petStore;
+export default petStorePlugin;

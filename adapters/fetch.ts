@@ -1,19 +1,12 @@
 /**
- * The Fetch adapter (Web standard `Request` in, `Response` out): one handler for `Bun.serve`,
- * `Deno.serve`, a Cloudflare Worker's `export default { fetch }`, Next.js route handlers and
- * Hono (`c.req.raw`). Translation only: every rule lives in the core, reached through the
- * package's public entry point, as any third-party adapter would.
+ * `petstore-lib/fetch`: Web standard `Request` in, `Response` out, for `Bun.serve`, `Deno.serve`,
+ * Cloudflare Workers, Next.js route handlers and Hono (`c.req.raw`). Translation only. The body is
+ * read only when the core asks for it (after routing and auth) and refused past the store's limit.
  *
- * The body is read from `request.body` only when the core asks for it (after routing and auth),
- * and refused as soon as it passes the store's limit; a `Content-Length` over the limit is
- * refused by the core before anything is read.
- *
- * @example
- *   const store = createPetStore({ auth: ["my-key"] });
- *   Bun.serve({ fetch: createFetchHandler(store) });
+ * @example Bun.serve({ fetch: createFetchHandler(createPetStore({ auth: ["my-key"] })) });
  */
-import type { PetStore, PetStoreRequest, PetStoreResponse } from "../lib/index.ts";
-import { isPromise, PetStoreError, REQUEST_HEADERS } from "../lib/index.ts";
+import type { AdapterStore, PetStoreRequest, PetStoreResponse } from "../lib/index.ts";
+import { checkOptionNames, isPromise, isUnderBasePath, PetStoreError, REQUEST_HEADERS } from "../lib/index.ts";
 
 /** Serves requests outside the store's base path (your other routes). */
 export type FetchFallback = (request: Request) => Response | Promise<Response>;
@@ -25,10 +18,6 @@ export interface FetchHandlerOptions {
 
 /** `(request) => Promise<Response>`, the shape every Fetch runtime serves. */
 export type FetchHandler = (request: Request) => Promise<Response>;
-
-type Store = Pick<PetStore, "respond" | "basePath" | "maxBodyBytes">;
-
-const OPTIONS = new Set(["fallback"]);
 
 /**
  * The request's headers as the core takes them: the ones it reads (REQUEST_HEADERS), each by
@@ -43,12 +32,6 @@ function headerRecord(source: Headers): Record<string, string> {
     if (value !== null) headers[name] = value;
   }
   return headers;
-}
-
-/** True when `path` (no query) is the base path or below it. */
-function isUnder(path: string, base: string): boolean {
-  if (base === "" || !path.startsWith(base)) return base === "";
-  return path.length === base.length || path.charCodeAt(base.length) === 47; /* / */
 }
 
 const ALREADY_READ =
@@ -137,16 +120,11 @@ function finish(answer: PetStoreResponse, body: StreamBody | undefined, length: 
  * Creates `(request: Request) => Promise<Response>` answering the requests under
  * `store.basePath`; the others go to `options.fallback`, or get `404 not_found`.
  */
-export function createFetchHandler(store: Store, options: FetchHandlerOptions = {}): FetchHandler {
+export function createFetchHandler(store: AdapterStore, options: FetchHandlerOptions = {}): FetchHandler {
   if (!store || typeof store !== "object" || typeof store.respond !== "function") {
     throw new TypeError("createFetchHandler: expected a store from createPetStore()");
   }
-  if (options === null || typeof options !== "object") {
-    throw new TypeError("createFetchHandler: options must be an object such as { fallback }");
-  }
-  for (const name of Object.keys(options)) {
-    if (!OPTIONS.has(name)) throw new TypeError(`createFetchHandler: unknown option "${name}" (known: fallback)`);
-  }
+  checkOptionNames("createFetchHandler", options, ["fallback"]);
   const { fallback } = options;
   if (fallback !== undefined && typeof fallback !== "function") {
     throw new TypeError("createFetchHandler: options.fallback must be a function (request) => Response");
@@ -167,7 +145,7 @@ export function createFetchHandler(store: Store, options: FetchHandlerOptions = 
     let q = start === -1 ? -1 : url.indexOf("?", start);
     if (q > end) q = -1;
     const path = start === -1 ? "/" : url.slice(start, q === -1 ? end : q);
-    if (fallback !== undefined && !isUnder(path, basePath)) {
+    if (fallback !== undefined && !isUnderBasePath(path, basePath)) {
       try {
         return Promise.resolve(fallback(request));
       } catch (error) {

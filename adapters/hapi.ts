@@ -1,39 +1,28 @@
 /**
- * The hapi plugin: real hapi routes under the store's base path that answer through the core
- * (`handle()`, or at once when nothing has to wait), so every status, header and body is the
- * Node adapter's. Translation only.
+ * `petstore-lib/hapi`: real hapi routes under the store's base path that answer through the core,
+ * so every status, header and body is the Node adapter's. Translation only. hapi's payload parsing
+ * is off on them (the core reads the raw stream after routing and auth), cookies are not parsed,
+ * and `auth: false` keeps the host's default strategy off them: the core checks the API's keys.
  *
- * hapi's payload parsing is off on these routes (the core reads the raw stream, after routing and
- * authentication), cookies are not parsed, and `auth: false` keeps the host's default strategy
- * off them: the API's bearer keys are checked by the core.
- *
- * @example
- *   await server.register({ plugin: petStorePlugin, options: { store: createPetStore({ auth: ["k"] }) } });
+ * @example await server.register({ plugin: petStorePlugin, options: { store: createPetStore({ auth: ["k"] }) } });
  */
 import type { Readable } from "node:stream";
 import type { Lifecycle, Plugin, Request, ResponseObject, ResponseToolkit, RouteOptions, Server } from "@hapi/hapi";
-import type { PetStore, PetStoreResponse } from "../lib/index.ts";
-import { isPromise } from "../lib/index.ts";
-import { announcesBody, nodeRequest, readBody } from "./body.ts";
-
-type Store = Pick<PetStore, "respond" | "basePath" | "maxBodyBytes">;
+import type { AdapterStore, PetStoreResponse } from "../lib/index.ts";
+import { checkOptionNames, isPromise } from "../lib/index.ts";
+import { announcesBody, nodeRequest, readBody } from "./node-body.ts";
 
 export interface PetStorePluginOptions {
   /** The store to serve, from `createPetStore()`. Its `basePath` decides where the routes live. */
-  store: Store;
+  store: AdapterStore;
 }
 
 /** Throws a clear error for anything but `{ store }` with a store from createPetStore(). */
 function checkOptions(options: unknown): PetStorePluginOptions {
-  const o = options as Partial<PetStorePluginOptions> | null;
-  if (o === null || typeof o !== "object") throw new TypeError("petstore hapi plugin: options { store } are required");
-  for (const key of Object.keys(o)) {
-    if (key !== "store")
-      throw new TypeError(`petstore hapi plugin: unknown option "${key}" (only "store" is accepted)`);
-  }
-  const store = o.store;
+  checkOptionNames("petstore-lib/hapi", options, ["store"]);
+  const store = (options as Partial<PetStorePluginOptions>).store;
   if (!store || typeof store.respond !== "function" || typeof store.basePath !== "string") {
-    throw new TypeError("petstore hapi plugin: options.store must be a store from createPetStore()");
+    throw new TypeError("petstore-lib/hapi: options.store must be a store from createPetStore()");
   }
   return { store };
 }
@@ -49,7 +38,7 @@ function toHapi(res: PetStoreResponse, h: ResponseToolkit): ResponseObject {
  * Answers one hapi request through the core: a response at once when nothing had to wait (a page
  * from memory), so that hapi goes on without a promise of ours in between; a promise otherwise.
  */
-function respond(store: Store, request: Request, h: ResponseToolkit): ResponseObject | Promise<ResponseObject> {
+function respond(store: AdapterStore, request: Request, h: ResponseToolkit): ResponseObject | Promise<ResponseObject> {
   const raw = request.raw.req;
   const payload = request.payload as Readable | null | undefined;
   const core = nodeRequest(
@@ -81,7 +70,7 @@ export const petStorePlugin: Plugin<PetStorePluginOptions> = {
     const { store } = checkOptions(options);
     if (server.realm.modifiers.route.prefix) {
       throw new TypeError(
-        "petstore hapi plugin: register it without routes.prefix; give the store its full base path instead " +
+        "petstore-lib/hapi: register it without routes.prefix; give the store its full base path instead " +
           '(createPetStore({ basePath: "/api/v1" })) so that Location and Link headers stay right',
       );
     }

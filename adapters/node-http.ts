@@ -1,21 +1,17 @@
 /**
- * The Node `http` adapter: a `(req, res, next?)` listener that copies the request into the core's
- * `respond()` and writes its response back. Translation only: every rule lives in lib/.
+ * `petstore-lib/node-http`: a `(req, res, next?)` listener for Node's `http` (and Express) that
+ * copies the request into `store.respond()` and writes its response back, plus the Node stream
+ * helpers any adapter on Node needs. Translation only. Writing another adapter? Import only from
+ * `petstore-lib` and this entry point, as this file does (docs/adapters.md).
  *
- * Writing another adapter? Import only from `petstore-lib` (and, for Node streams, the helpers this
- * entry point exports): build a `PetStoreRequest` with a BodyReader, call `store.respond()` (or
- * `store.handle()`), and copy `{ status, headers, body }` out unchanged. docs/adapters.md says more.
- *
- * @example
- *   const store = createPetStore({ auth: ["my-key"] });
- *   http.createServer(createNodeHandler(store)).listen(8080);
+ * @example http.createServer(createNodeHandler(createPetStore({ auth: ["my-key"] }))).listen(8080);
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
-import type { PetStore, PetStoreResponse } from "../lib/index.ts";
-import { isPromise } from "../lib/index.ts";
-import { announcesBody, cannotRespond, mustClose, nodeRequest, readBody } from "./body.ts";
+import type { AdapterStore, PetStoreResponse } from "../lib/index.ts";
+import { checkOptionNames, isPromise, isUnderBasePath } from "../lib/index.ts";
+import { announcesBody, cannotRespond, mustClose, nodeRequest, readBody } from "./node-body.ts";
 
-export { announcesBody, cannotRespond, mustClose, nodeRequest, readBody } from "./body.ts";
+export { announcesBody, cannotRespond, mustClose, nodeRequest, readBody } from "./node-body.ts";
 
 /** Called for requests outside the store's base path (Connect/Express `next` style). */
 export type Fallback = (req: IncomingMessage, res: ServerResponse) => void;
@@ -45,11 +41,9 @@ export interface NodeHandlerOptions {
 /** A Node listener; `next`, when a framework passes one, takes requests outside the base path. */
 export type NodeHandler = (req: IncomingMessage, res: ServerResponse, next?: (error?: unknown) => void) => void;
 
-type Store = Pick<PetStore, "respond" | "basePath" | "maxBodyBytes">;
-
 /** Writes the core's response; `Connection: close` when an unread body could be too big to drain. */
 function send(
-  store: Store,
+  store: AdapterStore,
   req: IncomingMessage,
   res: ServerResponse,
   response: PetStoreResponse,
@@ -90,21 +84,15 @@ function bodyReader(req: IncomingMessage): (limit: number) => Promise<Uint8Array
       : readBody(req, limit);
 }
 
-/** True when `url` is the base path or below it. */
-function isUnder(url: string, base: string): boolean {
-  if (base === "" || !url.startsWith(base)) return base === "";
-  const next = url.charCodeAt(base.length);
-  return Number.isNaN(next) || next === 47 /* / */ || next === 63 /* ? */;
-}
-
 /**
  * Creates the listener for `http.createServer(listener)`, or to call from an existing server for
  * the paths under `store.basePath` (Express `app.use(listener)` works too).
  */
-export function createNodeHandler(store: Store, options: NodeHandlerOptions = {}): NodeHandler {
+export function createNodeHandler(store: AdapterStore, options: NodeHandlerOptions = {}): NodeHandler {
   if (!store || typeof store.respond !== "function") {
     throw new TypeError("createNodeHandler: expected a store from createPetStore()");
   }
+  checkOptionNames("createNodeHandler", options, ["fallback", "onResponse"]);
   const { basePath } = store;
   const { fallback, onResponse } = options;
   if (fallback !== undefined && typeof fallback !== "function") {
@@ -117,7 +105,7 @@ export function createNodeHandler(store: Store, options: NodeHandlerOptions = {}
   return function petStoreListener(req, res, next) {
     // Express rewrites req.url below a mount point; the contract's paths are absolute.
     const url = (req as { originalUrl?: string }).originalUrl ?? req.url ?? "/";
-    if (!isUnder(url, basePath)) {
+    if (!isUnderBasePath(url, basePath)) {
       if (next) return next();
       if (fallback) return fallback(req, res);
     }

@@ -6,7 +6,7 @@
  * nothing compiled yet); the note gives the median of the starts after it. Target: under 100 ms.
  * Run by bench/run.ts; by hand: `npx tsx bench/testkit.ts [--quick]`.
  */
-import { startTestServer } from "../adapters/testing.ts";
+import { startTestServer } from "../testing/index.ts";
 import { finish } from "./child.ts";
 import { median, QUICK } from "./measure.ts";
 import { row } from "./report.ts";

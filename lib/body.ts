@@ -5,13 +5,10 @@
 import type { Refusal } from "./errors.ts";
 import { refuse } from "./errors.ts";
 import type { HeaderValue } from "./http.ts";
+import { firstValue } from "./http.ts";
+import { utf8Length } from "./json.ts";
 
 const utf8 = new TextDecoder("utf-8", { fatal: true });
-
-/** A header's value, or the first of a repeated header's values. */
-export function first(value: HeaderValue): string | undefined {
-  return Array.isArray(value) ? value[0] : value;
-}
 
 /** True for a Content-Type naming application/json (any parameters, any case). */
 export function isJson(type: string | undefined): boolean {
@@ -19,12 +16,17 @@ export function isJson(type: string | undefined): boolean {
   return type?.split(";", 1)[0]?.trim().toLowerCase() === "application/json";
 }
 
+/** The one answer to a body over the limit, however it was found out. */
+export function tooLarge(maxBodyBytes: number): Refusal {
+  return refuse("payload_too_large", `The request body must be at most ${maxBodyBytes} bytes.`);
+}
+
 /** Why the request's headers refuse its body (type, announced size), or undefined. */
 export function refusedBody(headers: Readonly<Record<string, HeaderValue>>, maxBodyBytes: number): Refusal | undefined {
-  if (!isJson(first(headers["content-type"]))) return refuse("unsupported_media_type");
-  const declared = first(headers["content-length"]);
+  if (!isJson(firstValue(headers["content-type"]))) return refuse("unsupported_media_type");
+  const declared = firstValue(headers["content-length"]);
   if (declared !== undefined && /^[0-9]+$/.test(declared) && Number(declared) > maxBodyBytes) {
-    return refuse("payload_too_large", `The request body must be at most ${maxBodyBytes} bytes.`);
+    return tooLarge(maxBodyBytes);
   }
   return undefined;
 }
@@ -37,10 +39,10 @@ export function parseJson(
   let text: string;
   if (raw === undefined || raw === null) text = "";
   else if (typeof raw === "string") {
-    if (Buffer.byteLength(raw) > maxBodyBytes) return refuse("payload_too_large");
+    if (utf8Length(raw) > maxBodyBytes) return tooLarge(maxBodyBytes);
     text = raw;
   } else {
-    if (raw.byteLength > maxBodyBytes) return refuse("payload_too_large");
+    if (raw.byteLength > maxBodyBytes) return tooLarge(maxBodyBytes);
     try {
       text = utf8.decode(raw);
     } catch {

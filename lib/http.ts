@@ -1,6 +1,7 @@
 /**
- * The HTTP-neutral request and response of the adapter protocol. A leaf: it imports nothing, so
- * every file of the core and every adapter can use these types without an import circle.
+ * The HTTP-neutral request and response of the adapter protocol, and the few helpers every
+ * adapter needs to read a request the way the core does. No imports: every file of the core and
+ * every adapter can use it without an import circle.
  */
 
 /** A header's value as Node gives it: one string, a repeated header's strings, or absent. */
@@ -47,4 +48,51 @@ export interface PetStoreResponse {
   headers: Record<string, string>;
   /** The body text, or "" (always "" for HEAD). */
   body: string;
+}
+
+/** A header's value, or the first of a repeated header's values. */
+export function firstValue(value: HeaderValue): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
+}
+
+/**
+ * True when `target` (a path, with or without its query string) is the base path or below it:
+ * the requests an adapter hands to the store. Every path is under the empty base path.
+ *
+ * @example isUnderBasePath("/v1/pets?limit=5", "/v1") // true; isUnderBasePath("/v10", "/v1") // false
+ */
+export function isUnderBasePath(target: string, basePath: string): boolean {
+  if (basePath === "") return true;
+  if (!target.startsWith(basePath)) return false;
+  const next = target.charCodeAt(basePath.length);
+  return Number.isNaN(next) || next === 47 /* / */ || next === 63 /* ? */;
+}
+
+const UPPER = /[A-Z]/;
+
+/**
+ * The headers with lower-case names, at the edge, once (as Apollo's HeaderMap does): the same
+ * object when they already are (Node's always are). Two names that differ only in case become one
+ * repeated header.
+ */
+export function lowerCaseHeaders(
+  headers: Readonly<Record<string, HeaderValue>>,
+): Readonly<Record<string, HeaderValue>> {
+  let upper = false;
+  for (const name in headers) {
+    if (UPPER.test(name)) {
+      upper = true;
+      break;
+    }
+  }
+  if (!upper) return headers;
+  const lower: Record<string, HeaderValue> = {};
+  for (const name of Object.keys(headers)) {
+    const value = headers[name];
+    if (value === undefined) continue;
+    const key = name.toLowerCase();
+    const seen = lower[key];
+    lower[key] = seen === undefined ? value : ([] as string[]).concat(seen, value);
+  }
+  return lower;
 }

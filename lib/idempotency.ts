@@ -4,6 +4,7 @@
  * fingerprint (SHA-256 of the validated NewPet with defaults applied, in canonical key order).
  */
 import { hash } from "node:crypto";
+import { PetStoreError } from "./errors.ts";
 import type { PetData } from "./storage/port.ts";
 
 /** How long a key is kept by default: 24 hours. */
@@ -80,4 +81,26 @@ export interface IdempotentCreateOptions {
    * to share keys with the HTTP caller of that bearer token.
    */
   scope?: string;
+}
+
+/** The key of an idempotent create once checked, with the caller's scope. */
+export interface CheckedKey {
+  scope: string;
+  key: string;
+}
+
+/** The key and scope of an in-process idempotent create, checked (`invalid_idempotency_key` otherwise). */
+export function checkIdempotentOptions(options: IdempotentCreateOptions): CheckedKey {
+  if (options === null || typeof options !== "object" || !isIdempotencyKey(options.idempotencyKey)) {
+    throw new PetStoreError("invalid_idempotency_key");
+  }
+  const scope = options.scope ?? "";
+  // No NUL: Postgres text cannot hold one, and a scope must be a scope on every backend.
+  if (typeof scope !== "string" || scope.length > MAX_SCOPE_LENGTH || scope.includes("\0")) {
+    throw new PetStoreError(
+      "invalid_idempotency_key",
+      `scope must be a string of at most ${MAX_SCOPE_LENGTH} characters, without NUL.`,
+    );
+  }
+  return { scope, key: options.idempotencyKey };
 }

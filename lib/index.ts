@@ -1,7 +1,8 @@
 /**
- * The Pet Store core: `createPetStore({ storage, auth })` gives the spec's operations as plain
- * async functions and `handle(request)` / `respond(request)`, the whole HTTP contract without any
- * HTTP framework. Adapters (adapters/*) are built only from what this file exports.
+ * `petstore-lib`: the Pet Store core. `createPetStore({ storage, auth })` gives the spec's
+ * operations as plain async functions and `respond(request)` / `handle(request)`, the whole HTTP
+ * contract without an HTTP framework. Every name here is public API until 2.0; adapters (ours
+ * and anyone's) are built from these alone.
  */
 export type { AuthOption, VerifyToken } from "./auth.ts";
 export { apiKeys } from "./auth.ts";
@@ -9,13 +10,10 @@ export type { Awaitable } from "./awaitable.ts";
 export { isPromise } from "./awaitable.ts";
 export type { AnyErrorCode, ErrorBody, ErrorCode, ErrorDetail } from "./errors.ts";
 export { ERRORS, isPetStoreError, PetStoreError } from "./errors.ts";
-export { lowerCaseHeaders, requestIdOf } from "./handler.ts";
 export type { BodyReader, HeaderValue, PetStoreRequest, PetStoreResponse } from "./http.ts";
-export { REQUEST_HEADERS } from "./http.ts";
+export { isUnderBasePath, REQUEST_HEADERS } from "./http.ts";
 export type { IdempotentCreateOptions } from "./idempotency.ts";
 export { DEFAULT_IDEMPOTENCY_TTL_MS, scopeOf } from "./idempotency.ts";
-export type { JsonText } from "./json.ts";
-export { jsonString } from "./json.ts";
 export type {
   Observation,
   Observer,
@@ -33,16 +31,11 @@ export type {
   Operations,
   PetPage,
 } from "./operations.ts";
-export { BASE_PATH_PATTERN, REQUEST_ID_PATTERN } from "./patterns.ts";
-export { errorResponse, JSON_TYPE, jsonResponse, responseHeaders } from "./response.ts";
-export type {
-  CheckedNewPet,
-  PetStoreRules,
-  RuleCodeDeclaration,
-  RuleContext,
-  RuleStatus,
-} from "./rules.ts";
+export { checkOptionNames } from "./options.ts";
+export { requestIdOf } from "./request-id.ts";
+export type { PetStoreRules, RuleCodeDeclaration, RuleContext, RuleStatus } from "./rules.ts";
 export { isRuleViolation, RULE_CODE_PATTERN, RuleViolation } from "./rules.ts";
+export type { CheckedNewPet } from "./schemas.ts";
 export {
   DEFAULT_DEPRECATED_AT,
   DEFAULT_SUNSET_AT,
@@ -65,5 +58,5 @@ export type { RedisStorageOptions } from "./storage/redis.ts";
 export { redisStorage } from "./storage/redis.ts";
 export type { SqliteStorageOptions } from "./storage/sqlite.ts";
 export { sqliteStorage } from "./storage/sqlite.ts";
-export type { Handle, PetStore, PetStoreOptions, Respond } from "./store.ts";
+export type { AdapterStore, Handle, PetStore, PetStoreOptions, Respond } from "./store.ts";
 export { createPetStore } from "./store.ts";

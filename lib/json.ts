@@ -3,7 +3,6 @@
  * contract's key order with their length in UTF-8 bytes counted while they are written.
  */
 import type { Pet } from "./schemas.ts";
-import { PET_TEXT, type StoredPet } from "./storage/port.ts";
 
 /** Characters that are one UTF-8 byte and need no JSON escape: printable ASCII but `"` and `\`. */
 const PLAIN = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
@@ -15,14 +14,14 @@ export function jsonString(s: string): string {
 
 /**
  * JSON text with its length in UTF-8 bytes, counted while it is built: the usual case (ASCII
- * names) then costs no second pass over the text, which `Buffer.byteLength` would need.
+ * names) then costs no second pass over the text.
  */
 export interface JsonText {
   text: string;
   bytes: number;
 }
 
-/** One pet's JSON text, in the contract's key order, its UTF-8 bytes beyond one a character, and the pet it was built from. */
+/** One pet's JSON text, in the contract's key order, its UTF-8 bytes beyond one per character, and the pet it was built from. */
 interface PetText {
   id: number;
   name: string;
@@ -41,19 +40,29 @@ export function flat(s: string): string {
   return s;
 }
 
-/** Printable ASCII: one UTF-8 byte a character. */
-const ASCII = /^[\x20-\x7e]*$/;
+// biome-ignore lint/suspicious/noControlCharactersInRegex: ASCII includes the control characters
+const ASCII = /^[\x00-\x7f]*$/;
+
+/** The length of `s` in UTF-8 bytes (a lone surrogate counts 3, as an encoder writes U+FFFD). */
+export function utf8Length(s: string): number {
+  if (ASCII.test(s)) return s.length;
+  let bytes = s.length;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x80) continue;
+    if (c < 0x800) bytes += 1;
+    else if (c >= 0xd800 && c <= 0xdbff && (s.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+      bytes += 2; // a pair: two units, four bytes
+      i++;
+    } else bytes += 2;
+  }
+  return bytes;
+}
 
 function petText(p: Pet): PetText {
-  // The text the storage read, already in the contract's form: used as it is.
-  const stored = (p as StoredPet)[PET_TEXT];
-  if (stored !== undefined) {
-    const extra = ASCII.test(stored) ? 0 : Buffer.byteLength(stored) - stored.length;
-    return { id: p.id, name: p.name, categoryId: p.categoryId, status: p.status, text: stored, extra };
-  }
   const plain = PLAIN.test(p.name);
   const name = plain ? `"${p.name}"` : JSON.stringify(p.name);
-  const extra = plain ? 0 : Buffer.byteLength(name) - name.length;
+  const extra = plain ? 0 : utf8Length(name) - name.length;
   return {
     id: p.id,
     name: p.name,
@@ -94,9 +103,15 @@ export class PetJson {
   private readonly slots: (PetText | undefined)[] = new Array<PetText | undefined>(CACHE_SLOTS).fill(undefined);
   private readonly pages: (PageText | undefined)[] = new Array<PageText | undefined>(PAGE_SLOTS).fill(undefined);
 
-  /** One pet; `cache: false` for a pet unlikely to be read again soon (a new one). */
-  one(pet: Pet, cache = true): JsonText {
-    const t = cache ? this.text(pet) : petText(pet);
+  /** One pet, its text kept for the next answer that shows it. */
+  one(pet: Pet): JsonText {
+    const t = this.text(pet);
+    return { text: t.text, bytes: t.text.length + t.extra };
+  }
+
+  /** A pet just created: its text is not kept, as most new pets are not read again soon. */
+  created(pet: Pet): JsonText {
+    const t = petText(pet);
     return { text: t.text, bytes: t.text.length + t.extra };
   }
 

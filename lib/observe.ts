@@ -1,7 +1,7 @@
 /**
  * The figures of a store, for metrics and traces: `createPetStore({ observe })` is called once for
  * every request the store answered and once for every storage call. No metrics library is
- * imported here; the standalone server builds Prometheus metrics on it (adapters/metrics.ts) and
+ * imported here; the standalone server builds Prometheus metrics on it (server/metrics.ts) and
  * an embedder can feed prom-client or OpenTelemetry the same way (docs/production.md).
  * When `observe` is absent, nothing on the request path measures anything.
  */

@@ -8,7 +8,9 @@ import { toJsonSchema, toJsonSchemaDefs } from "@valibot/to-json-schema";
 import type { AnyErrorCode, ErrorCode } from "./errors.ts";
 import { ERRORS } from "./errors.ts";
 import { DEFAULT_IDEMPOTENCY_TTL_MS } from "./idempotency.ts";
-import { REQUEST_ID_PATTERN } from "./patterns.ts";
+import type { JsonText } from "./json.ts";
+import { utf8Length } from "./json.ts";
+import { REQUEST_ID_PATTERN } from "./request-id.ts";
 import {
   DEFAULT_DEPRECATED_AT,
   DEFAULT_LIMIT,
@@ -430,10 +432,13 @@ export function buildOpenApi(options: OpenApiOptions = {}): Json {
 }
 
 /** The `{base}/openapi.json` route of `createPetStore`: the document, built on first use and then kept. */
-export function openApiRoute(options: OpenApiOptions): () => { contentType: string; body: string } {
-  let body: string | undefined;
+export function openApiRoute(options: OpenApiOptions): () => JsonText {
+  let document: JsonText | undefined;
   return () => {
-    body ??= JSON.stringify(buildOpenApi(options));
-    return { contentType: "application/json; charset=utf-8", body };
+    if (document === undefined) {
+      const text = JSON.stringify(buildOpenApi(options));
+      document = { text, bytes: utf8Length(text) };
+    }
+    return document;
   };
 }

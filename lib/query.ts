@@ -1,8 +1,12 @@
-/** Reading the list query string: `limit`, `status` and `cursor`, in one pass, then checking them. */
+/**
+ * The list query: read from a query string (`limit`, `status` and `cursor`, in one pass) or, in
+ * process, from an object checked with its schema; either way a `CheckedListQuery` or `invalid_query`.
+ */
+import * as v from "valibot";
 import type { Refusal } from "./errors.ts";
-import { isRefusal, refuse } from "./errors.ts";
+import { isRefusal, PetStoreError, refuse } from "./errors.ts";
 import type { PetStatus } from "./schemas.ts";
-import { DEFAULT_LIMIT, MAX_LIMIT, MIN_LIMIT, PET_STATUSES } from "./schemas.ts";
+import { DEFAULT_LIMIT, issueDetails, ListQuery, MAX_LIMIT, MIN_LIMIT, PET_STATUSES } from "./schemas.ts";
 
 /** The list query's own parameters as given (others are ignored), with how often each came. */
 interface ListParams {
@@ -60,8 +64,8 @@ function readQuery(raw: string): ListParams | undefined {
   return params;
 }
 
-/** A list query once checked. */
-export interface ListQuery {
+/** A list query once checked: what the core's `listPets` takes. */
+export interface CheckedListQuery {
   readonly status: PetStatus | undefined;
   readonly limit: number;
   readonly cursor: string | undefined;
@@ -69,11 +73,11 @@ export interface ListQuery {
 
 /** The last query string accepted and what it gave: a polled page sends the same one again and again. */
 let lastRaw: string | undefined;
-let lastQuery: ListQuery | undefined;
+let lastQuery: CheckedListQuery | undefined;
 
 /** The list query from the URL, fully checked, or an invalid_query error. */
-export function listQuery(rawQuery: string): ListQuery | Refusal {
-  if (rawQuery === lastRaw) return lastQuery as ListQuery;
+export function listQuery(rawQuery: string): CheckedListQuery | Refusal {
+  if (rawQuery === lastRaw) return lastQuery as CheckedListQuery;
   const query = checkQuery(rawQuery);
   if (!isRefusal(query)) {
     lastRaw = rawQuery;
@@ -82,7 +86,7 @@ export function listQuery(rawQuery: string): ListQuery | Refusal {
   return query;
 }
 
-function checkQuery(rawQuery: string): ListQuery | Refusal {
+function checkQuery(rawQuery: string): CheckedListQuery | Refusal {
   const params = readQuery(rawQuery);
   if (params === undefined) {
     return refuse("invalid_query", "The query string is not valid percent-encoding.");
@@ -111,4 +115,14 @@ function checkQuery(rawQuery: string): ListQuery | Refusal {
     ]);
   }
   return Object.freeze({ status: status as PetStatus | undefined, limit, cursor: params.cursor });
+}
+
+/** The list query of the in-process `listPets`, checked, or an `invalid_query` PetStoreError. */
+export function checkListQuery(query: unknown = {}): CheckedListQuery {
+  const parsed = v.safeParse(ListQuery, query);
+  if (!parsed.success) {
+    throw new PetStoreError("invalid_query", undefined, { details: issueDetails(parsed.issues) });
+  }
+  const { status, cursor, limit = DEFAULT_LIMIT } = parsed.output;
+  return { status, limit, cursor };
 }

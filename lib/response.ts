@@ -1,33 +1,18 @@
 /**
- * Building the responses the core returns: every one carries the same four headers, and every
- * error is the contract's Error body with the status its code maps to (lib/errors.ts).
+ * The answers the core builds. A `Responder` is made once per request: it knows whether the
+ * request is HEAD and which id the answer carries, so every answer gets the same four headers and
+ * every error the contract's Error body with the status of its code (lib/errors.ts).
  */
 import type { ErrorCode, Refusal } from "./errors.ts";
 import { ERRORS } from "./errors.ts";
 import type { PetStoreResponse } from "./http.ts";
 import type { JsonText } from "./json.ts";
+import { utf8Length } from "./json.ts";
 
 export const JSON_TYPE = "application/json; charset=utf-8";
 
 /**
- * A response: `content-type`, `cache-control: no-store`, the request id and the length in bytes
- * (of the GET body for HEAD, whose body is ""), plus `extra` headers.
- */
-export function jsonResponse(
-  status: number,
-  body: string | JsonText,
-  head: boolean,
-  requestId: string,
-  extra?: Record<string, string>,
-  contentType = JSON_TYPE,
-): PetStoreResponse {
-  const text = typeof body === "string" ? body : body.text;
-  const bytes = typeof body === "string" ? Buffer.byteLength(body) : body.bytes;
-  return { status, headers: responseHeaders(contentType, requestId, bytes, extra), body: head ? "" : text };
-}
-
-/**
- * The headers every response carries, built in this one place: `content-type`, `cache-control:
+ * The headers every answer carries, built in this one place: `content-type`, `cache-control:
  * no-store`, `x-request-id` and `content-length` (`bytes`: of the GET body, for HEAD too), then
  * `extra` (which may replace any of them, e.g. a static asset's cache-control).
  */
@@ -47,18 +32,31 @@ export function responseHeaders(
   return headers;
 }
 
-/** The contract's Error response for a refusal or a PetStoreError (same code, message and details). */
-export function errorResponse(
-  error: Refusal,
-  head: boolean,
-  requestId: string,
-  extra?: Record<string, string>,
-): PetStoreResponse {
-  const status = error.status ?? ERRORS[error.code as ErrorCode].status;
-  const headers =
-    error.code === "storage_unavailable" || error.code === "idempotency_key_in_use"
-      ? { ...extra, "retry-after": "1" }
-      : extra;
-  const body = { code: error.code, message: error.message, status, details: error.details };
-  return jsonResponse(status, JSON.stringify(body), head, requestId, headers);
+/** Builds the answers to one request. @example new Responder(false, "req-1").json(200, "[]") */
+export class Responder {
+  constructor(
+    /** True for HEAD: answers carry the GET body's length and no body. */
+    public head: boolean,
+    /** The `X-Request-Id` of every answer. */
+    public requestId: string,
+  ) {}
+
+  /** A JSON answer, with `headers` beside (or instead of) the four every answer carries. */
+  json(status: number, body: string | JsonText, headers?: Record<string, string>): PetStoreResponse {
+    const text = typeof body === "string" ? body : body.text;
+    const bytes = typeof body === "string" ? utf8Length(body) : body.bytes;
+    return {
+      status,
+      headers: responseHeaders(JSON_TYPE, this.requestId, bytes, headers),
+      body: this.head ? "" : text,
+    };
+  }
+
+  /** The contract's Error answer for a refusal or a `PetStoreError` (same code, message and details). */
+  error(error: Refusal, headers?: Record<string, string>): PetStoreResponse {
+    const status = error.status ?? ERRORS[error.code as ErrorCode].status;
+    const retry = error.code === "storage_unavailable" || error.code === "idempotency_key_in_use";
+    const body = { code: error.code, message: error.message, status, details: error.details };
+    return this.json(status, JSON.stringify(body), retry ? { ...headers, "retry-after": "1" } : headers);
+  }
 }

@@ -1,14 +1,16 @@
 /**
- * The embedding application's own business rules: `createPetStore({ rules })`. `beforeCreate`
- * runs after validation and before anything is stored, on every path (any adapter, and the
- * in-process `createPet`); it refuses a create by throwing a `RuleViolation`, whose code and
- * status become the Error answer. `afterCreate` runs once the pet is stored, and the answer waits
- * for it (bounded), but nothing it does changes the answer.
+ * The embedding application's business rules (`createPetStore({ rules })`), checked once and run
+ * around every create: `beforeCreate` may refuse it with a `RuleViolation` (its code and status
+ * become the Error answer); `afterCreate` runs once the pet is stored, and the answer waits for it
+ * (bounded), but nothing it does changes the answer.
  */
+import type { Awaitable } from "./awaitable.ts";
 import type { AnyErrorCode } from "./errors.ts";
 import { ERRORS, PetStoreError } from "./errors.ts";
+import { scopeOf } from "./idempotency.ts";
+import { checkOptionNames } from "./options.ts";
 import { newRequestId } from "./request-id.ts";
-import type { Pet, PetStatus } from "./schemas.ts";
+import type { CheckedNewPet, Pet } from "./schemas.ts";
 
 /** The statuses a rule may answer with. */
 export type RuleStatus = 400 | 403 | 409 | 422;
@@ -27,13 +29,6 @@ export interface RuleContext {
    * for every request with that token. `undefined` for an in-process create that gives none.
    */
   readonly scope: string | undefined;
-}
-
-/** The validated NewPet a `beforeCreate` sees: `status` is always there (default `available`). */
-export interface CheckedNewPet {
-  readonly name: string;
-  readonly categoryId: number;
-  readonly status: PetStatus;
 }
 
 /** A rule code the application declares, so that the OpenAPI document the store serves lists it. */
@@ -126,12 +121,7 @@ export function checkRules(rules: unknown): CheckedRules | undefined {
   if (rules === null || typeof rules !== "object" || Array.isArray(rules)) {
     throw new TypeError("createPetStore: rules must be an object { beforeCreate?, afterCreate?, codes? }");
   }
-  const known = new Set(["beforeCreate", "afterCreate", "codes"]);
-  for (const name of Object.keys(rules)) {
-    if (!known.has(name)) {
-      throw new TypeError(`createPetStore: unknown rule "${name}" (known: beforeCreate, afterCreate, codes)`);
-    }
-  }
+  checkOptionNames("createPetStore: rules", rules, ["beforeCreate", "afterCreate", "codes"]);
   const { beforeCreate, afterCreate, codes = [] } = rules as PetStoreRules;
   for (const [name, fn] of [
     ["beforeCreate", beforeCreate],
@@ -161,8 +151,86 @@ export function checkRules(rules: unknown): CheckedRules | undefined {
   return { beforeCreate, afterCreate, codes: Object.freeze(checked) };
 }
 
-/** The context of an in-process create: a new request id, and the scope the caller gave (if any). */
-export function inProcessContext(given?: { requestId?: string; scope?: string }): RuleContext {
+/** Who asks for a create: the rules' context is made from it, and only when there are rules. */
+export interface Caller {
+  requestId: string;
+  /** The bearer token of an HTTP create: only ever turned into a scope. */
+  token?: string | undefined;
+  /** The scope an in-process caller gave. */
+  scope?: string | undefined;
+}
+
+/** The caller of an in-process create: the request id it gave or a new one, and its scope (if any). */
+export function inProcessCaller(given?: { requestId?: string; scope?: string }): Caller {
   const requestId = typeof given?.requestId === "string" && given.requestId !== "" ? given.requestId : newRequestId();
   return { requestId, scope: typeof given?.scope === "string" ? given.scope : undefined };
+}
+
+/** How long `afterCreate` is waited for, and where the failures of the rules are reported. */
+export interface RuleLimits {
+  timeoutMs: number;
+  report: (error: unknown) => void;
+}
+
+/**
+ * A create under the rules: `beforeCreate`, then `write`, then `afterCreate` (waited for at most
+ * `timeoutMs`). A replay stored nothing, so `afterCreate` does not run for it.
+ */
+export async function createUnderRules<Created extends { pet: Pet; replayed: boolean }>(
+  rules: CheckedRules,
+  data: CheckedNewPet,
+  caller: Caller | undefined,
+  write: (data: CheckedNewPet) => Awaitable<Created>,
+  limits: RuleLimits,
+): Promise<Created> {
+  const context: RuleContext = Object.freeze({
+    requestId: caller?.requestId ?? "",
+    scope: caller?.token !== undefined ? scopeOf(caller.token) : caller?.scope,
+  });
+  if (rules.beforeCreate !== undefined) {
+    try {
+      // A copy: what the rule sees cannot change what is stored.
+      await rules.beforeCreate(Object.freeze({ ...data }), context);
+    } catch (error) {
+      if (isRuleViolation(error)) throw error;
+      throw new PetStoreError("internal_error", undefined, {
+        cause: new Error("rules.beforeCreate threw something other than a RuleViolation", { cause: error }),
+      });
+    }
+  }
+  const created = await write(data);
+  if (rules.afterCreate !== undefined && !created.replayed) {
+    await runAfterCreate(rules.afterCreate, created.pet, context, limits);
+  }
+  return created;
+}
+
+/** Runs afterCreate on a copy of the pet, for at most `timeoutMs`; never throws. */
+async function runAfterCreate(
+  rule: NonNullable<PetStoreRules["afterCreate"]>,
+  pet: Pet,
+  context: RuleContext,
+  { timeoutMs, report }: RuleLimits,
+): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const failed = (error: unknown) =>
+    report(new Error("rules.afterCreate failed; the pet is stored and the answer is unchanged", { cause: error }));
+  try {
+    const done = Promise.resolve(rule({ ...pet }, context));
+    const late = new Promise<"late">((resolve) => {
+      timer = setTimeout(() => resolve("late"), timeoutMs);
+    });
+    if ((await Promise.race([done, late])) === "late") {
+      report(
+        new Error(
+          `rules.afterCreate took longer than ${timeoutMs} ms: the answer was sent without waiting further (pet ${pet.id})`,
+        ),
+      );
+      done.then(undefined, failed);
+    }
+  } catch (error) {
+    failed(error);
+  } finally {
+    clearTimeout(timer);
+  }
 }

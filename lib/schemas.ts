@@ -1,9 +1,10 @@
 /**
- * valibot schemas: the single source of the TypeScript types, the runtime checks
- * and (through @valibot/to-json-schema) the OpenAPI document.
+ * valibot schemas: the single source of the TypeScript types, the runtime checks and (through
+ * @valibot/to-json-schema) the OpenAPI document; and beside them, the checks of the operations'
+ * inputs that use them.
  */
 import * as v from "valibot";
-import { ERRORS } from "./errors.ts";
+import { ERRORS, PetStoreError } from "./errors.ts";
 
 export const MAX_ID = Number.MAX_SAFE_INTEGER;
 export const MAX_NAME_LENGTH = 200;
@@ -72,6 +73,13 @@ export const NewPet = v.strictObject(
 );
 export type NewPet = v.InferInput<typeof NewPet>;
 
+/** The validated NewPet a `beforeCreate` sees: `status` is always there (default `available`). */
+export interface CheckedNewPet {
+  readonly name: string;
+  readonly categoryId: number;
+  readonly status: PetStatus;
+}
+
 /** A stored pet, as every response shows it: id, name, categoryId, status, in that order. */
 export const Pet = v.strictObject({
   id: id("Unique identifier, assigned by the service on creation."),
@@ -131,11 +139,37 @@ export function issueDetails(issues: readonly v.BaseIssue<unknown>[]): { path: s
     // valibot reports a missing key and an unknown key alike as strict_object; only the unknown
     // one expects "never".
     if (issue.kind === "schema" && issue.type === "strict_object" && issue.expected === "never" && path !== "") {
-      return { path, message: `unknown field "${path}" is not allowed` };
+      return { path, message: "is an unknown field" };
     }
     if (issue.kind === "schema" && issue.input === undefined && path !== "") {
       return { path, message: "is required" };
     }
     return { path, message: issue.message };
   });
+}
+
+/** The NewPet in `input` (JavaScript callers may pass anything) with defaults applied, or `invalid_body`. */
+export function checkNewPet(input: unknown): CheckedNewPet {
+  const parsed = v.safeParse(NewPet, input);
+  if (!parsed.success) {
+    const details = issueDetails(parsed.issues);
+    const message =
+      details.length === 1 && details[0]?.path === ""
+        ? `The request body is not a valid NewPet: ${details[0].message}.`
+        : `The request body is not a valid NewPet: ${details.map((d) => `${d.path} ${d.message}`).join("; ")}.`;
+    throw new PetStoreError("invalid_body", message, { details });
+  }
+  const { name, categoryId, status = "available" } = parsed.output;
+  return { name, categoryId, status };
+}
+
+/** A petId: a decimal integer from 1 to 2^53-1, as a number or a string; `invalid_pet_id` otherwise. */
+export function parsePetId(id: unknown): number {
+  if (typeof id === "number") {
+    if (Number.isSafeInteger(id) && id >= 1) return id;
+  } else if (typeof id === "string" && id.length > 0 && id.length <= 16 && /^[0-9]+$/.test(id)) {
+    const n = Number(id);
+    if (n >= 1 && n <= MAX_ID) return n;
+  }
+  throw new PetStoreError("invalid_pet_id");
 }

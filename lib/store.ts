@@ -6,19 +6,23 @@ import type { AuthOption } from "./auth.ts";
 import { toVerifier } from "./auth.ts";
 import type { Awaitable } from "./awaitable.ts";
 import { isPromise } from "./awaitable.ts";
+import { isPetStoreError } from "./errors.ts";
 import { createHandler } from "./handler.ts";
 import type { PetStoreRequest, PetStoreResponse } from "./http.ts";
 import type { IdempotentCreateOptions } from "./idempotency.ts";
-import { DEFAULT_IDEMPOTENCY_TTL_MS } from "./idempotency.ts";
+import { checkIdempotentOptions, DEFAULT_IDEMPOTENCY_TTL_MS } from "./idempotency.ts";
 import type { Observer } from "./observe.ts";
 import { safeObserver } from "./observe.ts";
 import { openApiRoute } from "./openapi.ts";
 import type { CreateContext, Operations } from "./operations.ts";
-import { checkIdempotentOptions, checkListQuery, createOperations, guardStorage, observedGuard } from "./operations.ts";
+import { createOperations } from "./operations.ts";
+import { checkOptionNames } from "./options.ts";
 import { BASE_PATH_PATTERN } from "./patterns.ts";
+import { checkListQuery } from "./query.ts";
 import type { PetStoreRules } from "./rules.ts";
-import { checkRules, inProcessContext } from "./rules.ts";
+import { checkRules, inProcessCaller } from "./rules.ts";
 import { DEFAULT_DEPRECATED_AT, DEFAULT_SUNSET_AT } from "./schemas.ts";
+import { guardStorage } from "./storage/guard.ts";
 import { memoryStorage } from "./storage/memory.ts";
 import type { PetStorage } from "./storage/port.ts";
 
@@ -83,7 +87,10 @@ export interface PetStore extends Operations {
   readonly maxBodyBytes: number;
 }
 
-const OPTIONS = new Set([
+/** What an adapter needs of a store: its answers, where it lives and how large a body it takes. */
+export type AdapterStore = Pick<PetStore, "respond" | "basePath" | "maxBodyBytes">;
+
+const OPTIONS = [
   "storage",
   "auth",
   "basePath",
@@ -96,16 +103,12 @@ const OPTIONS = new Set([
   "clock",
   "rules",
   "observe",
-]);
+];
 
 /** Throws a clear TypeError for an option that is unknown or not what it must be. */
 function checkOptions(options: PetStoreOptions): void {
   if (options === null || typeof options !== "object") throw new TypeError("createPetStore: options are required");
-  for (const name of Object.keys(options)) {
-    if (!OPTIONS.has(name)) {
-      throw new TypeError(`createPetStore: unknown option "${name}" (known: ${[...OPTIONS].join(", ")})`);
-    }
-  }
+  checkOptionNames("createPetStore", options, OPTIONS);
   const storage = options.storage as unknown;
   if (storage !== undefined && !isStorage(storage)) {
     const hint = isPromise(storage as Awaitable<unknown>) ? "; did you forget await?" : "";
@@ -172,12 +175,15 @@ export function createPetStore(options: PetStoreOptions): PetStore {
   const rules = checkRules(options.rules);
   const ttlMs = checkPositive("idempotencyTtlMs", options.idempotencyTtlMs ?? DEFAULT_IDEMPOTENCY_TTL_MS);
   const observe = options.observe === undefined ? undefined : safeObserver(options.observe, onError);
-  const ops = createOperations(
-    storage,
-    { timeoutMs, rules, onError: (error) => onError(error), observe },
-    { ttlMs, clock: options.clock ?? Date.now },
-  );
-  const ping = observedGuard(guardStorage(timeoutMs), storage.kind, observe);
+  const guard = guardStorage({ timeoutMs, backend: storage.kind, inProcess: storage.inProcess, observe });
+  const ops = createOperations(storage, {
+    guard,
+    timeoutMs,
+    rules,
+    onError: (error) => onError(error),
+    ttlMs,
+    clock: options.clock ?? Date.now,
+  });
   const { handle, respond } = createHandler(ops, {
     basePath,
     maxBodyBytes,
@@ -196,25 +202,35 @@ export function createPetStore(options: PetStoreOptions): PetStore {
       }),
     },
   });
+  /** An in-process call: what it rejects with is the caller's to handle; an unexpected failure is reported too. */
+  const inProcess = async <T>(call: () => Awaitable<T>): Promise<T> => {
+    try {
+      return await call();
+    } catch (error) {
+      if (isPetStoreError(error, "internal_error")) onError(error);
+      throw error;
+    }
+  };
   let closing: Promise<void> | undefined;
 
   return {
-    listPets: async (query) => ops.listPets(checkListQuery(query)),
-    createPet: (async (input: unknown, options?: CreateContext & Partial<IdempotentCreateOptions>) => {
-      const caller = rules === undefined ? undefined : { ...inProcessContext(options), report: true };
-      if (options === undefined || options === null || !("idempotencyKey" in options)) {
-        return ops.createPet(input, caller);
-      }
-      return ops.createPetOnce(input, checkIdempotentOptions(options as IdempotentCreateOptions), caller);
-    }) as Operations["createPet"],
-    getPet: async (id) => ops.getPet(id),
+    listPets: (query) => inProcess(() => ops.listPets(checkListQuery(query))),
+    createPet: ((input: unknown, options?: CreateContext & Partial<IdempotentCreateOptions>) =>
+      inProcess(() => {
+        const caller = rules === undefined ? undefined : inProcessCaller(options);
+        if (options === undefined || options === null || !("idempotencyKey" in options)) {
+          return ops.createPet(input, caller);
+        }
+        return ops.createPetOnce(input, checkIdempotentOptions(options as IdempotentCreateOptions), caller);
+      })) as Operations["createPet"],
+    getPet: (id) => inProcess(() => ops.getPet(id)),
     handle,
     respond,
     basePath,
     maxBodyBytes,
     async ready() {
       try {
-        await ping("ready", () => storage.ping());
+        await guard("ready", () => storage.ping());
         return true;
       } catch {
         return false;

@@ -1,5 +1,5 @@
 /**
- * Our server under test, in a child process: argv[2] is "standalone" (adapters/server.ts's
+ * Our server under test, in a child process: argv[2] is "standalone" (server/index.ts's
  * startServer, memory storage or the storage spec BENCH_STORAGE, request logs on (BENCH_LOG_LEVEL, default info), as `npm start`
  * runs it; stdout is discarded by the parent), "standalone-metrics" (the same with the metrics of
  * PETSTORE_METRICS_PORT fed), "hapi" (the hapi plugin on a hapi server) or "fastify" (the
@@ -17,15 +17,15 @@ import { benchPet } from "../fill.ts";
 // whose transform names every function it creates at run time.
 const dist = new URL("../../dist/", import.meta.url).href;
 const { petStorePlugin } = (await import(`${dist}adapters/hapi.js`)) as typeof import("../../adapters/hapi.ts");
-const { petStore } = (await import(`${dist}adapters/fastify.js`)) as typeof import("../../adapters/fastify.ts");
+const { petStorePlugin: fastifyPlugin } = (await import(`${dist}adapters/fastify.js`)) as typeof import("../../adapters/fastify.ts");
 const { createNodeHandler } = (await import(
   `${dist}adapters/node-http.js`
 )) as typeof import("../../adapters/node-http.ts");
-const { startServer } = (await import(`${dist}adapters/server.js`)) as typeof import("../../adapters/server.ts");
+const { startServer } = (await import(`${dist}server/index.js`)) as typeof import("../../server/index.ts");
 const { createPetStore } = (await import(`${dist}lib/index.js`)) as typeof import("../../lib/index.ts");
 const { createMetrics, loadPromClient } = (await import(
-  `${dist}adapters/metrics.js`
-)) as typeof import("../../adapters/metrics.ts");
+  `${dist}server/metrics.js`
+)) as typeof import("../../server/metrics.ts");
 
 const mode = process.argv[2];
 const key = process.env.BENCH_KEY ?? "bench-key";
@@ -77,7 +77,7 @@ if (mode === "standalone" || mode === "standalone-metrics") {
   const store = createPetStore({ auth: [key] });
   await fillStore(store);
   const app = Fastify();
-  await app.register(petStore, { store });
+  await app.register(fastifyPlugin, { store });
   await app.listen({ port: 0, host: "127.0.0.1" });
   exitWithParent(async () => {
     await app.close();

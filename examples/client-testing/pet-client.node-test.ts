@@ -4,8 +4,8 @@
  */
 import assert from "node:assert/strict";
 import { after, before, beforeEach, test } from "node:test";
-import type { TestServer } from "../../adapters/testing.ts";
-import { startTestServer } from "../../adapters/testing.ts";
+import type { TestServer } from "../../testing/index.ts";
+import { startTestServer } from "../../testing/index.ts";
 import { createPetClient, PetApiTimeout } from "./pet-client.ts";
 
 let server: TestServer;

@@ -4,8 +4,8 @@
  */
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import type { TestServer } from "../../adapters/testing.ts";
-import { startTestServer } from "../../adapters/testing.ts";
+import type { TestServer } from "../../testing/index.ts";
+import { startTestServer } from "../../testing/index.ts";
 import { createPetClient, PetApiError, PetApiTimeout } from "./pet-client.ts";
 
 const client = suite<{ server: TestServer }>("pet client");

@@ -13,7 +13,7 @@
  * In your project, import from "petstore-lib" and "petstore-lib/fastify" instead of the paths below.
  */
 import Fastify from "fastify";
-import petStore, { petStoreFrameworkErrors } from "../../adapters/fastify.ts";
+import { petStoreFrameworkErrors, petStorePlugin } from "../../adapters/fastify.ts";
 import { createPetStore } from "../../lib/index.ts";
 
 const PORT = Number(process.env.PORT ?? 3000);
@@ -34,7 +34,7 @@ app.setNotFoundHandler((_request, reply) => {
 });
 
 // The pet store.
-await app.register(petStore, { store });
+await app.register(petStorePlugin, { store });
 app.addHook("onClose", () => store.close());
 
 const url = await app.listen({ port: PORT, host: "127.0.0.1" });

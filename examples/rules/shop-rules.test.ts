@@ -5,8 +5,8 @@
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { startTestServer } from "../../adapters/testing.ts";
 import { createPetStore, RuleViolation } from "../../lib/index.ts";
+import { startTestServer } from "../../testing/index.ts";
 import { CATALOGUE, shopRules } from "./shop-rules.ts";
 
 const context = { requestId: "r-1", scope: undefined };

@@ -11,7 +11,7 @@
  *   PORT=8081 PETSTORE_STORAGE=redis://127.0.0.1:6379?namespace=shop PETSTORE_API_KEYS=k npx petstore
  *   PORT=8082 PETSTORE_STORAGE=redis://127.0.0.1:6379?namespace=shop PETSTORE_API_KEYS=k npx petstore
  *
- * (here, from a clone of the repository, `node --import tsx adapters/server.ts` stands for `npx petstore`).
+ * (here, from a clone of the repository, `node --import tsx server/cli.ts` stands for `npx petstore`).
  */
 import type { ChildProcess } from "node:child_process";
 import { spawn } from "node:child_process";
@@ -21,7 +21,7 @@ import { fileURLToPath } from "node:url";
 const REDIS_URL = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
 const NAMESPACE = process.env.PETSTORE_NAMESPACE ?? "petstore-example";
 const API_KEY = "shared-example-key";
-const SERVER = fileURLToPath(new URL("../../adapters/server.ts", import.meta.url));
+const SERVER = fileURLToPath(new URL("../../server/cli.ts", import.meta.url));
 
 interface Instance {
   name: string;

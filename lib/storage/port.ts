@@ -8,16 +8,6 @@ import type { Pet, PetStatus } from "../schemas.ts";
 
 export type PetData = Omit<Pet, "id">;
 
-/**
- * A pet a backend read may carry its JSON text under this key, when the stored text already is
- * the contract's (`{"id":…,"name":…,"categoryId":…,"status":…}`, as Keyv stores it): the core then
- * writes that text into the answer as it is, rather than building it again from the fields.
- */
-export const PET_TEXT: unique symbol = Symbol("petstore.petText");
-
-/** A Pet, possibly carrying its JSON text (see PET_TEXT). */
-export type StoredPet = Pet & { [PET_TEXT]?: string };
-
 export interface ListPage {
   /** Only pets with this status; all pets when absent. */
   status?: PetStatus | undefined;
@@ -72,8 +62,8 @@ export interface PetStorage {
    * pet (`replayed: true`, same fingerprint), `{ conflict: "reused" }` (another fingerprint) or
    * `{ conflict: "in_use" }` (another call with this key is still being written). A record
    * whose `expiresAt` is at or before `key.now` counts as absent. Backends also remove expired
-   * records (in small batches, so storage stays bounded). Optional for storages written before
-   * 1.1: without it, a create with an idempotency key fails with `internal_error`.
+   * records (in small batches, so storage stays bounded). Optional: without it, a create with an
+   * idempotency key fails with `internal_error`.
    */
   createOnce?(pet: PetData, key: IdempotencyRecord): Awaitable<CreateOnceResult>;
   /**

@@ -8,7 +8,6 @@ import Keyv, { type KeyvStoreAdapter } from "keyv";
 import { PetStoreError } from "../errors.ts";
 import type { Pet, PetStatus } from "../schemas.ts";
 import { isPet, MAX_ID } from "../schemas.ts";
-import { PET_TEXT, type StoredPet } from "./port.ts";
 
 const UNDECODABLE = Symbol("undecodable");
 
@@ -85,20 +84,19 @@ export function toPet(value: unknown, id: number, kind: string): Pet {
  * The text Keyv stores for a pet when it is the contract's own JSON text: `{"value":` + the pet +
  * `}` (no expiry), with a name that neither JSON nor Keyv escapes (no quote, backslash or control
  * character; no leading ":", which Keyv doubles), ids of at most 16 digits. It is what every create
- * writes for such a name, and `Pet` text in the contract's key order, ready to be served as it is.
+ * writes for such a name, and its fields are read by the expression, without a JSON parse.
  */
 const CANONICAL =
   // biome-ignore lint/suspicious/noControlCharactersInRegex: JSON never holds a raw control character; one here is refused
-  /^\{"value":(\{"id":([1-9][0-9]{0,15}),"name":"([^"\\\x00-\x1f:][^"\\\x00-\x1f]*)","categoryId":([1-9][0-9]{0,15}),"status":"(available|pending|sold)"\})\}$/;
+  /^\{"value":\{"id":([1-9][0-9]{0,15}),"name":"([^"\\\x00-\x1f:][^"\\\x00-\x1f]*)","categoryId":([1-9][0-9]{0,15}),"status":"(available|pending|sold)"\}\}$/;
 
-/** A stored text already checked: its pet's fields and contract text (see `storedPet`). */
+/** A stored text already checked: its pet's fields (see `storedPet`). */
 interface CheckedText {
   id: number;
   raw: string;
   name: string;
   categoryId: number;
   status: PetStatus;
-  text: string;
 }
 
 /**
@@ -114,11 +112,11 @@ const checked: (CheckedText | undefined)[] = new Array<CheckedText | undefined>(
 /**
  * The pet whose value a backend read itself (Keyv's stored text, or null/undefined when the key is
  * missing), checked as `toPet` checks it. Text in the contract's form costs one regular expression
- * the first time (a text seen before, compared whole, costs none) and is carried along (PET_TEXT)
- * to be served as it is; any other text goes through Keyv's own decoder.
+ * the first time (a text seen before, compared whole, costs none); any other text goes through
+ * Keyv's own decoder.
  * @example storedPet(7, '{"value":{"id":7,"name":"Rex","categoryId":1,"status":"sold"}}', values, "redis")
  */
-export function storedPet(id: number, raw: unknown, values: Keyv<unknown>, kind: string): StoredPet {
+export function storedPet(id: number, raw: unknown, values: Keyv<unknown>, kind: string): Pet {
   if (typeof raw === "string") {
     const slot = id & (CHECKED_SLOTS - 1);
     let hit = checked[slot];
@@ -126,16 +124,14 @@ export function storedPet(id: number, raw: unknown, values: Keyv<unknown>, kind:
       hit = undefined;
       const m = CANONICAL.exec(raw);
       if (m !== null) {
-        const categoryId = Number(m[4]);
-        if (Number(m[2]) === id && categoryId <= MAX_ID) {
-          hit = { id, raw, name: m[3] as string, categoryId, status: m[5] as PetStatus, text: m[1] as string };
+        const categoryId = Number(m[3]);
+        if (Number(m[1]) === id && categoryId <= MAX_ID) {
+          hit = { id, raw, name: m[2] as string, categoryId, status: m[4] as PetStatus };
           checked[slot] = hit;
         }
       }
     }
-    if (hit !== undefined) {
-      return { id, name: hit.name, categoryId: hit.categoryId, status: hit.status, [PET_TEXT]: hit.text };
-    }
+    if (hit !== undefined) return { id, name: hit.name, categoryId: hit.categoryId, status: hit.status };
   }
   return toPet(decodedValue(raw, values), id, kind);
 }

@@ -13,14 +13,14 @@ import express5 from "express";
 import express4 from "express4";
 import Fastify from "fastify";
 import { createRequest, createResponse } from "node-mocks-http";
-import { petStore, petStoreFrameworkErrors } from "../../adapters/fastify.ts";
+import { petStoreFrameworkErrors, petStorePlugin as fastifyPlugin } from "../../adapters/fastify.ts";
 import { createFetchHandler } from "../../adapters/fetch.ts";
 import { petStorePlugin } from "../../adapters/hapi.ts";
-import { createLogger } from "../../adapters/logger.ts";
 import { createNodeHandler } from "../../adapters/node-http.ts";
-import { startServer } from "../../adapters/server.ts";
 import type { PetStore, PetStoreRules } from "../../lib/index.ts";
 import { createPetStore } from "../../lib/index.ts";
+import { startServer } from "../../server/index.ts";
+import { createLogger } from "../../server/logger.ts";
 import { runtimeTargets } from "./runtimes.ts";
 
 export const KEY = "conformance-key";
@@ -250,7 +250,7 @@ const fastify: Target = {
     const store = createPetStore({ auth: [KEY], ...setup });
     const app = Fastify({ frameworkErrors: petStoreFrameworkErrors(store) });
     app.get("/host", async () => ({ host: true })); // the host's own route beside the plugin
-    await app.register(petStore, { store });
+    await app.register(fastifyPlugin, { store });
     await app.listen({ port: 0, host: "127.0.0.1" });
     const client = overHttp((app.server.address() as { port: number }).port);
     return {

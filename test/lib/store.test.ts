@@ -5,8 +5,9 @@
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
+import { lowerCaseHeaders } from "../../lib/http.ts";
 import type { PetStorage } from "../../lib/index.ts";
-import { createPetStore, isPromise, lowerCaseHeaders, sqliteStorage } from "../../lib/index.ts";
+import { createPetStore, isPromise, sqliteStorage } from "../../lib/index.ts";
 import { AUTH, errorOf, json, KEY, makeStore } from "../support/helpers.ts";
 
 test("respond: a page from memory storage is the response itself, not a promise", async () => {

@@ -101,18 +101,18 @@ test("package: a strict TypeScript consumer type-checks against the Fastify plug
 import { createPetStore } from "petstore-lib";
 import type { ConformanceCase, FetchTarget, SocketTarget } from "petstore-lib/conformance";
 import { conformanceCases } from "petstore-lib/conformance";
-import petStore, { petStoreFrameworkErrors } from "petstore-lib/fastify";
+import { petStoreFrameworkErrors, petStorePlugin } from "petstore-lib/fastify";
 
 const store = createPetStore({ auth: ["k"] });
 const app = Fastify({ frameworkErrors: petStoreFrameworkErrors(store) });
-await app.register(petStore, { store, prefix: "" });
+await app.register(petStorePlugin, { store, prefix: "" });
 const cases: ConformanceCase[] = conformanceCases();
 const overSocket: SocketTarget = { basePath: "/v1", key: "k", reset() {}, url: "http://127.0.0.1:1" };
 const inProcess: FetchTarget = { basePath: "/v1", key: "k", reset: async () => {}, fetch: async () => new Response() };
 const runs: Promise<void>[] = cases.map((c) => c.run(overSocket)).concat(cases.map((c) => c.run(inProcess)));
 void runs;
 // @ts-expect-error the plugin needs a store
-await app.register(petStore, {});
+await app.register(petStorePlugin, {});
 // @ts-expect-error a target has a url or a fetch
 cases[0]?.run({ basePath: "/v1", key: "k", reset() {} });
 `,

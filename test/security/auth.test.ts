@@ -7,8 +7,8 @@
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { startServer } from "../../adapters/server.ts";
 import { apiKeys, createPetStore } from "../../lib/index.ts";
+import { startServer } from "../../server/index.ts";
 import { rawExchange, requestHead } from "../fuzz/raw-http.ts";
 
 const KEYS = ["k", "key-two", "x".repeat(32), "🔑-unicode-key", "y".repeat(1000), "Z9_-.~+/=", "last-key"];

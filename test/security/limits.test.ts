@@ -7,8 +7,8 @@
 import { connect } from "node:net";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import type { RunningServer } from "../../adapters/server.ts";
-import { startServer } from "../../adapters/server.ts";
+import type { RunningServer } from "../../server/index.ts";
+import { startServer } from "../../server/index.ts";
 import type { RawOutcome } from "../fuzz/raw-http.ts";
 import { openSession, rawExchange, requestHead } from "../fuzz/raw-http.ts";
 

@@ -6,8 +6,8 @@
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { startServer } from "../../adapters/server.ts";
 import { createPetStore } from "../../lib/index.ts";
+import { startServer } from "../../server/index.ts";
 import { rawExchange, requestHead } from "../fuzz/raw-http.ts";
 import { prototypeSnapshot } from "../fuzz/watch.ts";
 

@@ -6,9 +6,9 @@
 import net from "node:net";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { createLogger } from "../../adapters/logger.ts";
-import type { RunningServer } from "../../adapters/server.ts";
-import { startServer } from "../../adapters/server.ts";
+import type { RunningServer } from "../../server/index.ts";
+import { startServer } from "../../server/index.ts";
+import { createLogger } from "../../server/logger.ts";
 
 const KEY = "clients-test-key";
 let server: RunningServer;

@@ -8,7 +8,7 @@ import net from "node:net";
 import { fileURLToPath } from "node:url";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { ConfigError, loadConfig } from "../../adapters/config.ts";
+import { ConfigError, loadConfig } from "../../server/config.ts";
 import type { Child } from "../support/server-child.ts";
 import { spawnServer } from "../support/server-child.ts";
 

@@ -8,9 +8,9 @@
 import { closeSync, openSync } from "node:fs";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { LineWriter } from "../../adapters/line-writer.ts";
-import { createLogger } from "../../adapters/logger.ts";
-import { startServer } from "../../adapters/server.ts";
+import { startServer } from "../../server/index.ts";
+import { LineWriter } from "../../server/line-writer.ts";
+import { createLogger } from "../../server/logger.ts";
 
 const KEY = "lifecycle-key-0123456789";
 const CYCLES = 20;

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { LineWriter } from "../../adapters/line-writer.ts";
+import { LineWriter } from "../../server/line-writer.ts";
 import { line } from "../support/lines.ts";
 
 const CHILD = fileURLToPath(new URL("./writer-child.ts", import.meta.url));

@@ -153,7 +153,7 @@ test("metrics: only GET and HEAD /metrics answer on the metrics port", async () 
 });
 
 test("metrics: a failed storage call counts in petstore_storage_errors_total (the server's observer, in process)", async () => {
-  const { createMetrics, loadPromClient } = await import("../../adapters/metrics.ts");
+  const { createMetrics, loadPromClient } = await import("../../server/metrics.ts");
   const metrics = createMetrics(await loadPromClient());
   metrics.observe({ kind: "storage", operation: "getPet", backend: "redis", durationMs: 2000, failed: true });
   metrics.observe({ kind: "storage", operation: "getPet", backend: "redis", durationMs: 1, failed: false });

@@ -8,8 +8,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { createLogger } from "../../adapters/logger.ts";
-import { startServer } from "../../adapters/server.ts";
+import { startServer } from "../../server/index.ts";
+import { createLogger } from "../../server/logger.ts";
 import type { Child } from "../support/server-child.ts";
 import { spawnServer, startedUrl } from "../support/server-child.ts";
 

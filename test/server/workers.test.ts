@@ -9,10 +9,10 @@ import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { restartDelay } from "../../adapters/cluster.ts";
-import { ConfigError, loadConfig } from "../../adapters/config.ts";
 import type { Pet } from "../../lib/index.ts";
 import { openStorage } from "../../lib/index.ts";
+import { restartDelay } from "../../server/cluster.ts";
+import { ConfigError, loadConfig } from "../../server/config.ts";
 import { startPetLoad } from "../support/pet-load.ts";
 import { type Child, jsonLines, spawnServer, startedUrl } from "../support/server-child.ts";
 

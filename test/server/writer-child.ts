@@ -3,7 +3,7 @@
  * (with atomicLines when argv[4] is "atomic"),
  * says on stderr how long the writes took (they must not wait for the reader), then ends it.
  */
-import { LineWriter } from "../../adapters/line-writer.ts";
+import { LineWriter } from "../../server/line-writer.ts";
 import { line } from "../support/lines.ts";
 
 const count = Number(process.argv[2] ?? 1000);

@@ -15,8 +15,8 @@
  */
 import { fork } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import type { RunningServer } from "../../adapters/server.ts";
-import { startServer } from "../../adapters/server.ts";
+import type { RunningServer } from "../../server/index.ts";
+import { startServer } from "../../server/index.ts";
 import { REDIS_URL, RUN, serviceAvailable } from "../storage/services.ts";
 
 const SECONDS = Number(process.env.SOAK_SECONDS ?? 60);

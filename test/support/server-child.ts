@@ -1,5 +1,5 @@
 /**
- * Runs the standalone server as a child process (`node --import tsx adapters/server.ts`, one
+ * Runs the standalone server as a child process (`node --import tsx server/cli.ts`, one
  * process, so signals reach it), for the server life tests. Everything is bounded: waits time
  * out, and `stop()` kills the child if a test failed half-way.
  */
@@ -22,7 +22,7 @@ export interface Child {
 /** Starts the server with exactly `env` (plus PATH) and `args`. */
 export function spawnServer(env: Record<string, string>, args: string[] = []): Child {
   const program = startProgram(
-    ["adapters/server.ts", ...args],
+    ["server/cli.ts", ...args],
     { PATH: process.env.PATH ?? "", ...env },
     {
       inheritEnv: false,

@@ -13,6 +13,7 @@
 import { createServer, type Server } from "node:http";
 import type { Observer } from "../lib/index.ts";
 import { ConfigError } from "./config.ts";
+import { listen, listenProblem } from "./listen.ts";
 
 type PromClient = typeof import("prom-client");
 type Registry = import("prom-client").Registry;
@@ -221,23 +222,15 @@ export async function serveMetrics(
     );
   });
   server.keepAliveTimeout = 5000;
+  let origin: string;
   try {
-    await new Promise<void>((resolve, reject) => {
-      server.once("error", reject);
-      server.listen(port, host, () => {
-        server.off("error", reject);
-        resolve();
-      });
-    });
+    ({ origin } = await listen(server, port, host));
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
-    throw new ConfigError(`cannot listen on ${host}:${port} for metrics (PETSTORE_METRICS_PORT): ${code}`);
+    const settings = { port: "PETSTORE_METRICS_PORT or --metrics-port", host: "HOST or --host" };
+    throw new ConfigError(`metrics: ${listenProblem(error, host, port, settings)}`);
   }
-  const address = server.address();
-  const real = typeof address === "object" && address !== null ? address.port : port;
-  const shown = host.includes(":") ? `[${host}]` : host;
   return {
-    url: `http://${shown}:${real}/metrics`,
+    url: `${origin}/metrics`,
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());

@@ -10,9 +10,10 @@
  */
 import { readFileSync } from "node:fs";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { createRequire } from "node:module";
-import { dirname, join } from "node:path";
-import { BASE_PATH_PATTERN, errorResponse, PetStoreError, requestIdOf } from "../lib/index.ts";
+import { join } from "node:path";
+import { PetStoreError, requestIdOf } from "../lib/index.ts";
+import { BASE_PATH_PATTERN, Responder } from "../lib/internal.ts";
+import { ASSETS, DOCS_PACKAGE, distDir, docsAvailable } from "./docs-files.ts";
 
 export interface DocsOptions {
   /** The store's base path, where `openapi.json` is served (default "/v1"). */
@@ -28,13 +29,6 @@ export interface DocsResponse {
   body: Buffer;
 }
 
-const ASSETS: Record<string, string> = {
-  "swagger-ui.css": "text/css; charset=utf-8",
-  "swagger-ui-bundle.js": "text/javascript; charset=utf-8",
-  "favicon-32x32.png": "image/png",
-  "favicon-16x16.png": "image/png",
-};
-
 // Scripts and styles only from this server; API calls ("Try it out") may go to another server
 // picked in the page's server list. Swagger UI sets inline styles and data: images itself.
 const CSP = [
@@ -47,31 +41,6 @@ const CSP = [
   "base-uri 'none'",
   "form-action 'none'",
 ].join("; ");
-
-/** The optional package that holds Swagger UI's files. */
-export const DOCS_PACKAGE = "swagger-ui-dist";
-
-let dist: string | null | undefined; // the package's folder; null when it is not installed
-
-/** The folder of swagger-ui-dist, or `undefined` when it is not installed (looked up once). */
-function distDir(): string | undefined {
-  if (dist === undefined) {
-    try {
-      dist = dirname(createRequire(import.meta.url).resolve(`${DOCS_PACKAGE}/package.json`));
-    } catch {
-      dist = null;
-    }
-  }
-  return dist ?? undefined;
-}
-
-/**
- * True when the API reference page can be served (the optional package swagger-ui-dist is
- * installed). @example if (!docsAvailable()) console.log("npm install swagger-ui-dist to serve /docs")
- */
-export function docsAvailable(): boolean {
-  return distDir() !== undefined;
-}
 
 /** The answer of every docs path when swagger-ui-dist is not installed. */
 function unavailable(): DocsResponse {
@@ -246,7 +215,7 @@ export function createDocs(options: DocsOptions = {}): (method: string, url: str
     const entry = file(name);
     if (entry === undefined) return undefined;
     if (m !== "GET" && m !== "HEAD") {
-      const refused = errorResponse(new PetStoreError("method_not_allowed"), false, requestIdOf(undefined), {
+      const refused = new Responder(false, requestIdOf(undefined)).error(new PetStoreError("method_not_allowed"), {
         allow: "GET, HEAD",
       });
       return { ...refused, body: Buffer.from(refused.body) };
@@ -287,9 +256,10 @@ export function createDocsHandler(options: DocsOptions = {}): (req: IncomingMess
 const byBasePath = new Map<string, ReturnType<typeof createDocs>>();
 
 /**
- * The docs for the standalone server's extra routes (adapters/server.ts): for a docs path, a
- * route answering it from the store's base path; `undefined` for any other path. The server
- * answers HEAD and refuses other methods itself.
+ * The docs for the standalone server's own routes: for a docs path, a route answering it from
+ * the store's base path; `undefined` for any other path. The server answers HEAD and refuses
+ * other methods itself.
+ * @deprecated since 1.1.0 (removed in 2.0): the standalone server's own plumbing; use `createDocs`.
  */
 export function docsRoute(path: string):
   | ((context: { store: { basePath: string } }) => {

@@ -5,7 +5,7 @@
  */
 import cluster from "node:cluster";
 import pino from "pino";
-import { jsonString } from "../lib/index.ts";
+import { jsonString } from "../lib/internal.ts";
 import type { LogLevel } from "./config.ts";
 import { LineWriter } from "./line-writer.ts";
 

@@ -6,7 +6,7 @@
 import { randomBytes } from "node:crypto";
 import { availableParallelism } from "node:os";
 import { parseArgs } from "node:util";
-import { BASE_PATH_PATTERN } from "../lib/index.ts";
+import { BASE_PATH_PATTERN } from "../lib/internal.ts";
 
 /** A configuration the server cannot start with. The message is one line for an operator. */
 export class ConfigError extends Error {

@@ -9,7 +9,7 @@ import type { AddressInfo } from "node:net";
 import { connect } from "node:net";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { readBody } from "../../adapters/body.ts";
+import { readBody } from "../../adapters/node-body.ts";
 
 interface Seen {
   body: string;

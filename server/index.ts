@@ -1,0 +1,10 @@
+/**
+ * `petstore-lib/server`: the standalone server, to start in-process (`startServer(config)`, with
+ * `loadConfig(env, argv)` to read the configuration as the command does) or as the `petstore`
+ * command (`main()`). Everything else in this folder is the server's own.
+ */
+export { main } from "./cli.ts";
+export type { LoadedConfig, ServerConfig } from "./config.ts";
+export { ConfigError, loadConfig } from "./config.ts";
+export type { RunningServer, StartOptions } from "./start.ts";
+export { startServer } from "./start.ts";

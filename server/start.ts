@@ -1,0 +1,146 @@
+/**
+ * `startServer(config)`: the standalone server in this process. The Node adapter on its own
+ * `http` server, with request logs, the server's own routes (health, readiness, docs), time-outs
+ * for slow clients, and `close()`: stop accepting, let requests in flight finish, close storage.
+ */
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { createServer } from "node:http";
+import { createNodeHandler } from "../adapters/node-http.ts";
+import type { Observer, PetStore, PetStoreRules } from "../lib/index.ts";
+import { createPetStore, openStorage } from "../lib/index.ts";
+import type { ServerConfig } from "./config.ts";
+import { ConfigError } from "./config.ts";
+import { listen, listenProblem } from "./listen.ts";
+import type { Logger } from "./logger.ts";
+import { createLogger, flushLogs, requestLogger } from "./logger.ts";
+import { serveRoute, serverRoute } from "./routes.ts";
+
+export interface RunningServer {
+  /** e.g. "http://127.0.0.1:8080/v1" (the real port when 0 was asked for). */
+  url: string;
+  port: number;
+  store: PetStore;
+  /** Stops accepting, lets in-flight requests finish (within the grace), closes the storage. Idempotent. */
+  close(): Promise<void>;
+}
+
+export interface StartOptions {
+  /** Where request logs go (default: JSON lines on stdout at `config.logLevel`). */
+  logger?: Logger;
+  /** Business rules of a program that starts the server itself (`createPetStore({ rules })`; none from the environment). */
+  rules?: PetStoreRules;
+  /** Passed to `createPetStore({ observe })`: the figures of every request and storage call (metrics). */
+  observe?: Observer;
+}
+
+/** The request's path, without the query string. */
+function pathOf(req: IncomingMessage): string {
+  const url = req.url ?? "/";
+  const q = url.indexOf("?");
+  return q === -1 ? url : url.slice(0, q);
+}
+
+/** The scheme of a storage spec, for messages that must not show a password. */
+export const storageKind = (spec: string) => /^([a-z][a-z0-9+.-]*):/i.exec(spec)?.[1] ?? spec;
+
+/** The store of the server, from its configuration; a configuration that cannot work is a ConfigError. */
+async function openStore(config: ServerConfig, options: StartOptions, logger: Logger): Promise<PetStore> {
+  const storage = await openStorage(config.storage);
+  let store: PetStore;
+  try {
+    store = createPetStore({
+      storage,
+      auth: config.apiKeys,
+      basePath: config.basePath,
+      idempotencyTtlMs: (config.idempotencyTtlSeconds ?? 86_400) * 1000,
+      onError: (error) => logger.error({ err: error }, "unexpected error"),
+      ...(options.rules === undefined ? {} : { rules: options.rules }),
+      ...(options.observe === undefined ? {} : { observe: options.observe }),
+    });
+  } catch (error) {
+    await storage.close();
+    throw new ConfigError((error as Error).message);
+  }
+  if (!(await store.ready())) {
+    await store.close();
+    throw new ConfigError(`storage ${storageKind(config.storage)} is unreachable`);
+  }
+  return store;
+}
+
+/**
+ * Opens the storage, checks it answers, and listens. Rejects with a one-line error (ConfigError or
+ * StorageConfigError) when the configuration cannot work.
+ *
+ * @example const server = await startServer({ ...loadConfig(process.env).config, port: 0 }); await server.close();
+ */
+export async function startServer(config: ServerConfig, options: StartOptions = {}): Promise<RunningServer> {
+  const logger = options.logger ?? createLogger(config.logLevel);
+  const store = await openStore(config, options, logger);
+  const log = requestLogger(logger);
+  let draining = false;
+  let inFlight = 0;
+
+  /** Logs one answered (or abandoned) request; while stopping, asks for its connection to close. */
+  function responded(
+    req: IncomingMessage,
+    res: ServerResponse,
+    response: { status: number; requestId: string; aborted: boolean; ms: number },
+  ) {
+    inFlight--;
+    if (draining) {
+      res.shouldKeepAlive = false;
+      setImmediate(() => server.closeIdleConnections());
+    }
+    log(req.method ?? "", pathOf(req), response.status, response.ms, response.requestId, response.aborted);
+  }
+
+  const api = createNodeHandler(store, { onResponse: responded });
+  const headersTimeout = config.headersTimeoutMs ?? 10_000;
+  const server = createServer(
+    {
+      headersTimeout,
+      requestTimeout: Math.max(config.requestTimeoutMs ?? 30_000, headersTimeout),
+      connectionsCheckingInterval: Math.min(1000, headersTimeout),
+    },
+    (req, res) => {
+      inFlight++;
+      if (draining) res.shouldKeepAlive = false;
+      const own = serverRoute(pathOf(req));
+      if (own) void serveRoute(own, { store, draining }, req, res, responded);
+      else api(req, res);
+    },
+  );
+  server.keepAliveTimeout = config.keepAliveTimeoutMs ?? 5000;
+
+  let origin: string;
+  let port: number;
+  try {
+    ({ origin, port } = await listen(server, config.port, config.host));
+  } catch (error) {
+    await store.close();
+    throw new ConfigError(
+      listenProblem(error, config.host, config.port, { port: "PORT or --port", host: "HOST or --host" }),
+    );
+  }
+
+  let closing: Promise<void> | undefined;
+  function close(): Promise<void> {
+    closing ??= (async () => {
+      draining = true;
+      const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      const grace = setTimeout(() => {
+        logger.warn({ inFlight }, "grace period over: closing the remaining connections");
+        server.closeAllConnections();
+      }, config.shutdownGraceMs ?? 10_000);
+      await stopped;
+      clearTimeout(grace);
+      await store.close();
+      if (options.logger === undefined) await flushLogs(logger); // a logger of our own: finish it
+    })();
+    return closing;
+  }
+
+  return { url: `${origin}${store.basePath}`, port, store, close };
+}

@@ -1,0 +1,182 @@
+/**
+ * What the test server and the in-process test store share: the options, the store over a storage
+ * with fault injection, seeding, `reset()`, `delay(ms)` and sequential request ids.
+ */
+import type {
+  NewPetInput,
+  PetStorage,
+  PetStore,
+  PetStoreRequest,
+  PetStoreResponse,
+  PetStoreRules,
+} from "../lib/index.ts";
+import { checkOptionNames, createPetStore, isPromise, memoryStorage, openStorage } from "../lib/index.ts";
+import type { FailOptions } from "./faults.ts";
+import { Faults, faultyStorage, InjectedFault } from "./faults.ts";
+
+export interface TestKitOptions {
+  /** Pets to seed at start and at every `reset()`: a list of NewPets, or a count (names `pet-1`, `pet-2`…). */
+  pets?: readonly NewPetInput[] | number;
+  /** A `PetStorage`, or a storage string as `PETSTORE_STORAGE` takes (`sqlite:…`, `redis://…`). Default: memory. */
+  storage?: PetStorage | string;
+  /** Base path (default "/v1"). */
+  basePath?: string;
+  /** Delay every answer by this many ms from the start (default 0); `delay(ms)` changes it. */
+  delayMs?: number;
+  /** The API key the store accepts (default "test-key"). */
+  key?: string;
+  /** Business rules, as `createPetStore({ rules })` takes them: to test an embedding application's rules. */
+  rules?: PetStoreRules;
+  /**
+   * `"sequential"`: answers to requests without an `X-Request-Id` carry `req-1`, `req-2`…
+   * (from 1 again after `reset()`), instead of random ids. Default: random, as in production.
+   */
+  requestIds?: "random" | "sequential";
+  /** Unexpected errors (answered 500). Default: printed, except the failures this kit injects. */
+  onError?: (error: unknown) => void;
+}
+
+/** What both `startTestServer` and `createTestStore` give. */
+export interface TestKit {
+  /** The API key to send: `Authorization: Bearer ${key}`. */
+  readonly key: string;
+  /** The store behind it, for seeding or reading pets without HTTP (`store.createPet(…)`). */
+  readonly store: PetStore;
+  /**
+   * Empties the store (only its own namespace on Redis, its own tables on SQL), seeds it again,
+   * and cancels pending failures and the delay (back to `delayMs`). Ids start again at 1 on memory.
+   */
+  reset(): Promise<void>;
+  /** The next `n` requests that reach an operation (after routing, auth and input checks) fail as a real fault would. */
+  failNext(n: number, options: FailOptions): void;
+  /** Delays every answer by `ms` (0 stops it). */
+  delay(ms: number): void;
+  /** Stops the server (if any) and closes the storage. Idempotent. */
+  close(): Promise<void>;
+}
+
+const KIT_OPTIONS = ["pets", "storage", "basePath", "delayMs", "key", "rules", "requestIds", "onError"];
+
+function checkMs(name: string, ms: unknown): number {
+  if (typeof ms !== "number" || !Number.isSafeInteger(ms) || ms < 0) {
+    throw new TypeError(`${name} must be an integer number of milliseconds, 0 or more (got ${JSON.stringify(ms)})`);
+  }
+  return ms;
+}
+
+function checkKitOptions(options: TestKitOptions): void {
+  checkOptionNames("petstore-lib/testing", options, KIT_OPTIONS);
+  const { pets } = options;
+  if (
+    pets !== undefined &&
+    !Array.isArray(pets) &&
+    !(typeof pets === "number" && Number.isSafeInteger(pets) && pets >= 0)
+  ) {
+    throw new TypeError("petstore-lib/testing: pets must be a list of NewPets or a count (an integer, 0 or more)");
+  }
+  if (options.delayMs !== undefined) checkMs("petstore-lib/testing: delayMs", options.delayMs);
+  if (options.key !== undefined && (typeof options.key !== "string" || !/^[\x21-\x7e]{1,256}$/.test(options.key))) {
+    throw new TypeError("petstore-lib/testing: key must be 1 to 256 visible ASCII characters");
+  }
+  if (options.requestIds !== undefined && options.requestIds !== "random" && options.requestIds !== "sequential") {
+    throw new TypeError('petstore-lib/testing: requestIds must be "random" or "sequential"');
+  }
+}
+
+/** The pets a seed creates: the list as given, or `count` pets with stable names. */
+function seedList(pets: TestKitOptions["pets"]): readonly NewPetInput[] {
+  if (pets === undefined) return [];
+  if (typeof pets === "number") {
+    return Array.from({ length: pets }, (_, i) => ({ name: `pet-${i + 1}`, categoryId: 1 }));
+  }
+  return pets;
+}
+
+/** The kit behind a test server or store: its store, and the store's answers with the kit's delay and ids. */
+export interface OpenKit extends Omit<TestKit, "close"> {
+  respond(request: PetStoreRequest): Promise<PetStoreResponse>;
+}
+
+/** The store, its faults and delay, and reset: what the server and the in-process kit share. */
+export async function openKit(options: TestKitOptions): Promise<OpenKit> {
+  checkKitOptions(options);
+  const key = options.key ?? "test-key";
+  const initialDelay = options.delayMs ?? 0;
+  const seeds = seedList(options.pets);
+  const real =
+    typeof options.storage === "string" ? await openStorage(options.storage) : (options.storage ?? undefined);
+  const base = real ?? memoryStorage();
+
+  const faults = new Faults();
+  let delayMs = initialDelay;
+  let requestCount = 0;
+  const userOnError = options.onError;
+  const onError =
+    userOnError ??
+    ((error: unknown) => {
+      if ((error as { cause?: unknown })?.cause instanceof InjectedFault) return;
+      console.error("petstore-lib/testing: unexpected error", error);
+    });
+
+  const storage = faultyStorage(base, faults);
+  let store: PetStore;
+  try {
+    store = createPetStore({
+      storage,
+      auth: [key],
+      ...(options.basePath === undefined ? {} : { basePath: options.basePath }),
+      ...(options.rules === undefined ? {} : { rules: options.rules }),
+      onError,
+    });
+  } catch (error) {
+    await base.close();
+    throw error;
+  }
+
+  async function seed(): Promise<void> {
+    for (const pet of seeds) await store.createPet(pet);
+  }
+
+  /** The store's respond, with the kit's request ids and delay. */
+  function respond(request: PetStoreRequest): Promise<PetStoreResponse> {
+    let r = request;
+    if (options.requestIds === "sequential" && !hasHeader(request.headers, "x-request-id")) {
+      r = { ...request, headers: { ...request.headers, "x-request-id": `req-${++requestCount}` } };
+    }
+    const answer = store.respond(r);
+    const ms = delayMs;
+    if (ms === 0) return isPromise(answer) ? answer : Promise.resolve(answer);
+    return Promise.resolve(answer).then((a) => new Promise((resolve) => setTimeout(() => resolve(a), ms)));
+  }
+
+  const kit = {
+    key,
+    store,
+    respond,
+    async reset() {
+      faults.clear();
+      delayMs = initialDelay;
+      requestCount = 0;
+      await storage.clear?.();
+      await seed();
+    },
+    failNext(n: number, fail: FailOptions) {
+      faults.add(n, fail);
+    },
+    delay(ms: number) {
+      delayMs = checkMs("delay", ms);
+    },
+  };
+  try {
+    await seed();
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
+  return kit;
+}
+
+function hasHeader(headers: PetStoreRequest["headers"], name: string): boolean {
+  for (const key of Object.keys(headers)) if (key.toLowerCase() === name && headers[key] !== undefined) return true;
+  return false;
+}

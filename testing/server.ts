@@ -1,0 +1,58 @@
+/**
+ * `startTestServer()`: the test kit as a real server on 127.0.0.1 and a free port, for code that
+ * calls the Pet Store over HTTP.
+ */
+import { createServer } from "node:http";
+import { createNodeHandler } from "../adapters/node-http.ts";
+import { listen } from "../server/listen.ts";
+import type { TestKit, TestKitOptions } from "./kit.ts";
+import { openKit } from "./kit.ts";
+
+export interface TestServer extends TestKit {
+  /** e.g. "http://127.0.0.1:54321/v1": the base URL, base path included. */
+  readonly url: string;
+}
+
+/**
+ * A real Pet Store server on 127.0.0.1 and a free port, on memory storage unless told otherwise.
+ *
+ * @example
+ *   const server = await startTestServer({ pets: [{ name: "Rex", categoryId: 1 }] });
+ *   const res = await fetch(`${server.url}/pets`, { headers: { authorization: `Bearer ${server.key}` } });
+ *   await server.close();
+ */
+export async function startTestServer(options: TestKitOptions = {}): Promise<TestServer> {
+  const kit = await openKit(options);
+  const { store } = kit;
+  const listener = createNodeHandler({
+    basePath: store.basePath,
+    maxBodyBytes: store.maxBodyBytes,
+    respond: kit.respond,
+  });
+  const server = createServer(listener);
+  let origin: string;
+  try {
+    ({ origin } = await listen(server, 0, "127.0.0.1"));
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
+  let closing: Promise<void> | undefined;
+  return {
+    url: `${origin}${store.basePath}`,
+    key: kit.key,
+    store,
+    reset: kit.reset,
+    failNext: kit.failNext,
+    delay: kit.delay,
+    close() {
+      closing ??= (async () => {
+        const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
+        server.closeAllConnections();
+        await stopped;
+        await store.close();
+      })();
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,96 @@
+/**
+ * `createTestStore()`: the test kit in process, without a socket: `request()` answers as the test
+ * server would, like hapi's `server.inject`.
+ */
+import { utf8Length } from "../lib/internal.ts";
+import type { TestKit, TestKitOptions } from "./kit.ts";
+import { openKit } from "./kit.ts";
+
+/** What `TestStore.request` resolves: like hapi's `server.inject`. */
+export interface TestResponse {
+  status: number;
+  /** Lower-case header names. */
+  headers: Record<string, string>;
+  /** The body text ("" for HEAD). */
+  body: string;
+  /** The body parsed, when it is JSON; else undefined. */
+  json: unknown;
+}
+
+export interface TestRequestOptions {
+  /** An object is sent as JSON with `Content-Type: application/json`; a string or bytes as they are. */
+  body?: unknown;
+  /** Extra headers; `authorization` replaces the test key (`undefined` sends none). */
+  headers?: Record<string, string | string[] | undefined>;
+}
+
+export interface TestStore extends TestKit {
+  readonly basePath: string;
+  /** Sends one request through `store.handle()`, with the test key: `path` is absolute (`/v1/pets?limit=5`). */
+  request(method: string, path: string, options?: TestRequestOptions): Promise<TestResponse>;
+}
+
+/** The body and content type `request()` sends. */
+function bodyOf(body: unknown): { body: string | Uint8Array | undefined; json: boolean } {
+  if (body === undefined || body === null) return { body: undefined, json: false };
+  if (typeof body === "string" || body instanceof Uint8Array) return { body, json: false };
+  return { body: JSON.stringify(body), json: true };
+}
+
+/**
+ * The same as `startTestServer`, in process (no socket): `request()` is answered by the store, with
+ * the kit's delay and request ids, as the test server's requests are.
+ *
+ * @example
+ *   const t = await createTestStore({ pets: 2 });
+ *   const { status, json } = await t.request("GET", "/v1/pets?limit=1");
+ */
+export async function createTestStore(options: TestKitOptions = {}): Promise<TestStore> {
+  const kit = await openKit(options);
+  const { store } = kit;
+  let closing: Promise<void> | undefined;
+  return {
+    key: kit.key,
+    store,
+    basePath: store.basePath,
+    reset: kit.reset,
+    failNext: kit.failNext,
+    delay: kit.delay,
+    close() {
+      closing ??= store.close();
+      return closing;
+    },
+    async request(method, path, requestOptions = {}) {
+      if (typeof method !== "string" || method === "") throw new TypeError("request: method must be a string");
+      if (typeof path !== "string" || !path.startsWith("/")) {
+        throw new TypeError(`request: path must be absolute, e.g. "/v1/pets" (got ${JSON.stringify(path)})`);
+      }
+      const { body, json } = bodyOf(requestOptions.body);
+      const headers: Record<string, string | string[] | undefined> = { authorization: `Bearer ${kit.key}` };
+      if (json) headers["content-type"] = "application/json";
+      for (const [name, value] of Object.entries(requestOptions.headers ?? {})) {
+        const lower = name.toLowerCase();
+        if (value === undefined) delete headers[lower];
+        else headers[lower] = value;
+      }
+      if (body !== undefined && headers["content-length"] === undefined) {
+        headers["content-length"] = String(typeof body === "string" ? utf8Length(body) : body.byteLength);
+      }
+      const q = path.indexOf("?");
+      const response = await kit.respond({
+        method: method.toUpperCase(),
+        path: q === -1 ? path : path.slice(0, q),
+        query: q === -1 ? "" : path.slice(q + 1),
+        headers,
+        body,
+      });
+      let parsed: unknown;
+      if (response.body !== "" && response.headers["content-type"]?.startsWith("application/json")) {
+        try {
+          parsed = JSON.parse(response.body);
+        } catch {}
+      }
+      return { status: response.status, headers: { ...response.headers }, body: response.body, json: parsed };
+    },
+  };
+}
