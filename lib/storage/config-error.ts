@@ -34,9 +34,9 @@ function parts(error: unknown, seen = new Set<unknown>()): unknown[] {
   if (error === null || error === undefined || seen.has(error)) return [];
   seen.add(error);
   const out: unknown[] = [error];
-  const e = error as { cause?: unknown; errors?: unknown; originalError?: unknown; socketError?: unknown };
-  if (Array.isArray(e.errors)) for (const inner of e.errors) out.push(...parts(inner, seen));
-  for (const inner of [e.cause, e.originalError, e.socketError]) out.push(...parts(inner, seen));
+  const shaped = error as { cause?: unknown; errors?: unknown; originalError?: unknown; socketError?: unknown };
+  if (Array.isArray(shaped.errors)) for (const inner of shaped.errors) out.push(...parts(inner, seen));
+  for (const inner of [shaped.cause, shaped.originalError, shaped.socketError]) out.push(...parts(inner, seen));
   return out;
 }
 

@@ -1,9 +1,9 @@
 /**
  * The memory storage's idempotency records, kept small: a record is one entry in its scope's Map
- * (the key string itself, as the caller gave it) and one slot of typed columns (scope number, pet
- * id, expiry, 32 bytes of fingerprint), under 200 bytes with a 36-character key (bench M2). Slots are handed out in
- * creation order, which is expiry order when every record has the same time to live, so expired
- * records are swept from the oldest slot on, a bounded number per write.
+ * (the caller's own key string) and one slot of typed columns (scope number, pet id, expiry, 32
+ * bytes of fingerprint), under 200 bytes with a 36-character key (bench M2). Slots go in creation
+ * order, which is expiry order when all records live as long: each write sweeps a bounded number
+ * of expired records, oldest first.
  */
 
 import { Buffer } from "node:buffer";
@@ -34,19 +34,19 @@ export class MemoryKeys {
 
   /** The number of a scope, made when `create`. */
   private scopeNumber(scope: string, create: boolean): number | undefined {
-    let n = this.scopes.get(scope);
-    if (n === undefined && create) {
-      n = this.scopeKeys.length;
-      this.scopes.set(scope, n);
+    let scopeIndex = this.scopes.get(scope);
+    if (scopeIndex === undefined && create) {
+      scopeIndex = this.scopeKeys.length;
+      this.scopes.set(scope, scopeIndex);
       this.scopeKeys.push(new Map());
     }
-    return n;
+    return scopeIndex;
   }
 
   /** The slot of the unexpired record of `scope` + `key`, or undefined. */
   find(scope: string, key: string, now: number): number | undefined {
-    const n = this.scopeNumber(scope, false);
-    const slot = n === undefined ? undefined : this.scopeKeys[n]?.get(key);
+    const scopeIndex = this.scopeNumber(scope, false);
+    const slot = scopeIndex === undefined ? undefined : this.scopeKeys[scopeIndex]?.get(key);
     if (slot === undefined || (this.expires[slot - this.base] as number) <= now) return undefined;
     return slot;
   }
@@ -67,8 +67,8 @@ export class MemoryKeys {
     // matching a regular expression makes V8 flatten it in place, so the record keeps ~60 bytes.
     const key = given;
     ANY.test(key);
-    const n = this.scopeNumber(scope, true) as number;
-    const keys = this.scopeKeys[n] as Map<string, number>;
+    const scopeIndex = this.scopeNumber(scope, true) as number;
+    const keys = this.scopeKeys[scopeIndex] as Map<string, number>;
     let i = this.next - this.base;
     if (i === this.petIds.length) {
       // Compacting when at least a quarter is swept keeps each slot's copies amortised O(1).
@@ -77,7 +77,7 @@ export class MemoryKeys {
       i = this.next - this.base;
     }
     this.names[i] = key;
-    this.scopeOf[i] = n;
+    this.scopeOf[i] = scopeIndex;
     this.petIds[i] = petId;
     this.expires[i] = expiresAt;
     this.prints.write(fingerprint, i * FINGERPRINT_BYTES, FINGERPRINT_BYTES, "hex");

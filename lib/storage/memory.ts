@@ -15,7 +15,7 @@ const SWEEP_BATCH = 64;
 type Column = Float64Array<ArrayBuffer> | Uint8Array<ArrayBuffer>;
 
 /** A column of the same kind, doubled until it holds index `index`, with the same values (columns grow by doubling). */
-function grown<C extends Column>(column: C, index = column.length): C {
+function growColumn<C extends Column>(column: C, index = column.length): C {
   let length = column.length * 2;
   while (index >= length) length *= 2;
   const next = new (column.constructor as new (length: number) => C)(length);
@@ -38,8 +38,8 @@ class StatusIndex {
 
   insert(id: number, name: string, categoryId: number): void {
     if (this.size === this.ids.length) {
-      this.ids = grown(this.ids);
-      this.categoryIds = grown(this.categoryIds);
+      this.ids = growColumn(this.ids);
+      this.categoryIds = growColumn(this.categoryIds);
     }
     const { ids, categoryIds, names } = this;
     // Ids are handed out in order, so this is an append unless two creates finished out of order.
@@ -119,7 +119,7 @@ export interface MemoryStorageOptions {
 
 /**
  * Keyv's store for the memory backend: the pets in columns indexed by id (ids are 1..n within one
- * process). Keys are decimal ids. No object is kept a pet: a million pets are a few arrays, not
+ * process). Keys are decimal ids. No object is kept per pet: a million pets are a few arrays, not
  * a million objects for the garbage collector to trace and move, and a lookup is an array read
  * rather than hashing a string key among a million. Reads build a new Pet each time.
  */
@@ -131,9 +131,9 @@ class PetTable {
   top = 0;
 
   private static index(key: string): number {
-    const i = Number(key);
-    if (!Number.isSafeInteger(i) || i < 1) throw new TypeError(`memory storage: invalid key ${JSON.stringify(key)}`);
-    return i;
+    const id = Number(key);
+    if (!Number.isSafeInteger(id) || id < 1) throw new TypeError(`memory storage: invalid key ${JSON.stringify(key)}`);
+    return id;
   }
 
   /** The pet with this id, as a new object, or undefined: the hot path of reads. */
@@ -160,8 +160,8 @@ class PetTable {
 
   private write(id: number, pet: Pet | undefined): void {
     if (id >= this.statuses.length) {
-      this.categoryIds = grown(this.categoryIds, id);
-      this.statuses = grown(this.statuses, id);
+      this.categoryIds = growColumn(this.categoryIds, id);
+      this.statuses = growColumn(this.statuses, id);
     }
     const names = this.names;
     while (names.length < id) names.push(undefined); // keeps the array dense (ids come in order)

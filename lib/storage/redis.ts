@@ -1,19 +1,9 @@
 /**
- * Redis storage: pet values in Keyv's keys (@keyv/redis writes `<namespace>::<id>`, in Keyv's
- * format), and on the same connection what Keyv cannot do: the id sequence and one sorted set of
- * ids for all pets plus one per status. A page is one Lua script (`EVALSHA`), so one round trip:
- * `ZRANGEBYSCORE … LIMIT` (O(log n + limit) whatever the filter), then `MGET` of those values.
- *
- * Every key starts with `<namespace>:`, so several stores and the host's own data share one
- * server; only `clear()` (for tests) deletes, and only under its own namespace. The client fails
- * fast: no offline queue (a call while disconnected rejects at once), connect and socket time-outs
- * with pings, and a reconnect strategy that retries forever at most every 500 ms, so the service
- * recovers by itself when Redis returns.
- *
- * A create is one Lua script too, so one round trip and atomic: it takes the next id, writes the
- * value (Keyv's key and format) and both index entries; an idempotent one first checks the key's
- * record and writes it with the pet (`<namespace>:idem:<scope length>:<scope>:<key>`, with its
- * expiry, `PX`), or only reads the record. Redis removes expired records itself.
+ * Redis storage: pet values in Keyv's keys (@keyv/redis writes `<namespace>::<id>`, Keyv's format),
+ * and on the same connection what Keyv cannot do: the id sequence and sorted sets of ids (all pets,
+ * and one per status). A page and a create are each one Lua script, so one round trip (a create is
+ * atomic). Every key starts with `<namespace>:`; the client fails fast and reconnects by itself.
+ * Details: docs/STORAGE.md, "Redis creates and pages".
  */
 
 import { createHash } from "node:crypto";
@@ -111,12 +101,12 @@ interface ScriptRunner {
   eval(source: string, options: { keys: string[]; arguments: string[] }): Promise<unknown>;
 }
 
-/** Runs `s` by its SHA; a server that does not know it yet (NOSCRIPT) gets its source once. */
-function run(client: ScriptRunner, s: Script, keys: string[], args: string[]): Promise<unknown> {
+/** Runs `lua` by its SHA; a server that does not know it yet (NOSCRIPT) gets its source once. */
+function run(client: ScriptRunner, lua: Script, keys: string[], args: string[]): Promise<unknown> {
   const options = { keys, arguments: args };
-  return client.evalSha(s.sha, options).catch((error: unknown) => {
+  return client.evalSha(lua.sha, options).catch((error: unknown) => {
     if (!String((error as Error)?.message).startsWith("NOSCRIPT")) throw error;
-    return client.eval(s.source, options);
+    return client.eval(lua.source, options);
   });
 }
 
@@ -154,7 +144,7 @@ export async function redisStorage(options: RedisStorageOptions): Promise<PetSto
   const client = createClient({
     url,
     disableOfflineQueue: true,
-    // No time-out a command (the driver would start a timer and an AbortSignal for each, which
+    // No time-out per command (the driver would start a timer and an AbortSignal for each, which
     // would only fire while a command waits to be written, and nothing waits: no offline queue).
     // A command that Redis never answers (frozen server, lost network) is ended by the socket
     // time-out, which drops the connection, rejects what waits on it, and reconnects; the core's
@@ -205,7 +195,7 @@ export async function redisStorage(options: RedisStorageOptions): Promise<PetSto
   const valuePrefix = `${namespace}::`;
 
   /** One create (idempotent with a record): one script, so one round trip and atomic. */
-  async function created(data: PetData, record: IdempotencyRecord | undefined): Promise<CreateOnceResult> {
+  async function createOnceOrReplay(data: PetData, record: IdempotencyRecord | undefined): Promise<CreateOnceResult> {
     const [head, tail] = serializedPetAround(values, data);
     const keys = [sequenceKey, indexKey(), indexKey(data.status)];
     const args = [head, tail, valuePrefix, MAX_ID];
@@ -239,11 +229,11 @@ export async function redisStorage(options: RedisStorageOptions): Promise<PetSto
     },
     async createOnce(data: PetData, record: IdempotencyRecord): Promise<CreateOnceResult> {
       ensureOpen();
-      return created(data, record);
+      return createOnceOrReplay(data, record);
     },
     async create(data: PetData): Promise<Pet> {
       ensureOpen();
-      const result = await created(data, undefined);
+      const result = await createOnceOrReplay(data, undefined);
       if ("conflict" in result) throw new Error("redis storage: a create without a key met a key");
       return result.pet;
     },

@@ -1,0 +1,99 @@
+/**
+ * Postgres storage, its connections: each store owns a pg pool, shared by Keyv and its own queries
+ * (@keyv/postgres would keep one pool per URL for the whole process and end it for every store
+ * when one disconnects). The pool fails fast (connect, query and statement time-outs) and
+ * reconnects by itself on the next call. Also the schema, created when missing, and named statements.
+ */
+import { createHash } from "node:crypto";
+
+/** A statement pg prepares once per connection (by `name`) and then only executes. */
+export interface PgNamedQuery {
+  name: string;
+  text: string;
+  values: unknown[];
+}
+
+/** The part of `pg` used here (its types are not a dependency). */
+interface PgQueryable {
+  query(sql: string | PgNamedQuery, params?: unknown[]): Promise<{ rows: Record<string, unknown>[] }>;
+}
+export interface PgPool extends PgQueryable {
+  connect(): Promise<PgQueryable & { release(error?: Error): void }>;
+  end(): Promise<void>;
+  on(event: "error", listener: (error: Error) => void): unknown;
+}
+export interface PgModule {
+  Pool: new (config: Record<string, unknown>) => PgPool;
+}
+
+/** This store's own pool: `maxConnections` connections, each call failing after `timeoutMs`. */
+export function openPool(pg: PgModule, url: string, timeoutMs: number, maxConnections: number): PgPool {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: maxConnections,
+    connectionTimeoutMillis: timeoutMs,
+    query_timeout: timeoutMs,
+    statement_timeout: timeoutMs,
+    idleTimeoutMillis: 10_000,
+    keepAlive: true,
+    application_name: "petstore",
+  });
+  // An idle connection that breaks emits "error" on the pool; unheard, it would crash the process.
+  pool.on("error", () => {});
+  return pool;
+}
+
+/** Creates the tables, sequence and index if missing, one process at a time (concurrent DDL races otherwise). */
+export async function createSchema(pool: PgPool, schema: string, table: string): Promise<void> {
+  const qualified = `${schema}.${table}`;
+  const client = await pool.connect();
+  try {
+    // When everything exists, no DDL at all: even an "IF NOT EXISTS" takes table locks, which
+    // would deadlock with other processes' creates (one statement writes three tables).
+    const names = [
+      `${qualified}_values`,
+      `${qualified}_id_seq`,
+      `${qualified}_index`,
+      `${schema}.${table}_index_status_id`,
+      `${qualified}_idempotency`,
+    ];
+    names.push(`${schema}.${table}_idempotency_expires_at`);
+    const { rows } = await client.query(
+      "SELECT bool_and(to_regclass(name) IS NOT NULL) AS ready FROM unnest($1::text[]) AS name",
+      [names],
+    );
+    if (rows[0]?.ready === true) {
+      client.release();
+      return;
+    }
+    await client.query("BEGIN");
+    await client.query("SELECT pg_advisory_xact_lock(hashtext($1))", [`petstore:${qualified}`]);
+    if (schema !== "public") await client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
+    // The values table is @keyv/postgres's own layout.
+    await client.query(`CREATE TABLE IF NOT EXISTS ${qualified}_values (key VARCHAR(255) PRIMARY KEY, value TEXT)`);
+    await client.query(`CREATE SEQUENCE IF NOT EXISTS ${qualified}_id_seq AS bigint MAXVALUE 9007199254740991`);
+    await client.query(
+      `CREATE TABLE IF NOT EXISTS ${qualified}_index (id bigint PRIMARY KEY, status text NOT NULL CHECK (status IN ('available', 'pending', 'sold')))`,
+    );
+    await client.query(`CREATE INDEX IF NOT EXISTS ${table}_index_status_id ON ${qualified}_index (status, id)`);
+    // Keys are only ever compared for equality: byte order ("C") spares every look-up and insert
+    // of the primary key the database's collation (strcoll under a libc locale such as C.UTF-8).
+    await client.query(
+      `CREATE TABLE IF NOT EXISTS ${qualified}_idempotency (scope text COLLATE "C" NOT NULL, key text COLLATE "C" NOT NULL, fingerprint text NOT NULL, pet_id bigint NOT NULL, expires_at bigint NOT NULL, PRIMARY KEY (scope, key))`,
+    );
+    await client.query(
+      `CREATE INDEX IF NOT EXISTS ${table}_idempotency_expires_at ON ${qualified}_idempotency (expires_at)`,
+    );
+    await client.query("COMMIT");
+    client.release();
+  } catch (error) {
+    client.release(error instanceof Error ? error : new Error(String(error)));
+    throw error;
+  }
+}
+
+/** A statement prepared once per connection, under a name derived from its text: `values` → the query to run. */
+export function nameStatement(text: string): (values: unknown[]) => PgNamedQuery {
+  const name = `petstore_${createHash("sha1").update(text).digest("hex").slice(0, 20)}`;
+  return (values: unknown[]): PgNamedQuery => ({ name, text, values });
+}

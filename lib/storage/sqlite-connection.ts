@@ -1,0 +1,149 @@
+/**
+ * SQLite storage, its own connection: opens the file with the driver under @keyv/sqlite (Keyv's
+ * connection keeps its statements uncompiled), sets the PRAGMAs (busy time-out, WAL, synchronous,
+ * memory-mapped reads, WAL size limit), creates the tables and indexes when missing and compiles
+ * the statements once. Also the promise wrappers of the driver's callbacks.
+ */
+
+export type Sqlite3 = typeof import("sqlite3");
+export type Database = import("sqlite3").Database;
+type Statement = import("sqlite3").Statement;
+export type Row = Record<string, unknown>;
+
+const MAX_ID = 9007199254740991;
+/** What the WAL file is cut back to after a checkpoint, when a large write grew it past this. */
+const WAL_LIMIT_BYTES = 64 * 1024 * 1024;
+
+/** Opens the database file (created when missing) with the driver under @keyv/sqlite. */
+export function openDatabase(sqlite3: Sqlite3, path: string): Promise<Database> {
+  return new Promise((resolve, reject) => {
+    const db: Database = new sqlite3.Database(path, (error) => (error ? reject(error) : resolve(db)));
+  });
+}
+
+/** Every row `sql` gives, on `db`. */
+export function queryAll(db: Database, sql: string, params: unknown[] = []): Promise<Row[]> {
+  return new Promise((resolve, reject) =>
+    db.all(sql, params, (error, rows) => (error ? reject(error) : resolve(rows as Row[]))),
+  );
+}
+
+/** Runs `sql`, one or more statements separated by ";", in one call to the driver (no rows back). */
+export function exec(db: Database, sql: string): Promise<void> {
+  return new Promise((resolve, reject) => db.exec(sql, (error) => (error ? reject(error) : resolve())));
+}
+
+/** `text` as an SQL string literal (only `'` needs escaping in SQLite's). */
+export const quote = (text: string) => `'${text.replaceAll("'", "''")}'`;
+
+/** A statement compiled once; `all(params)` runs it (the driver queues calls on one statement). */
+export interface Prepared {
+  all(params: unknown[]): Promise<Row[]>;
+  finalize(): Promise<void>;
+}
+
+function prepare(db: Database, sql: string): Promise<Prepared> {
+  return new Promise((resolve, reject) => {
+    const statement: Statement = db.prepare(sql, (error) => {
+      if (error) return reject(error);
+      resolve({
+        all: (params) =>
+          new Promise((done, fail) =>
+            statement.all(params, (failure: Error | null, rows: Row[]) => (failure ? fail(failure) : done(rows))),
+          ),
+        finalize: () => new Promise((done) => statement.finalize(() => done())),
+      });
+    });
+  });
+}
+
+/** The statements of a store, compiled once on its own connection. */
+export type SqliteStatements = Record<
+  "begin" | "rollback" | "nextId" | "claim" | "find" | "findLive" | "page" | "statusPage" | "indexedPet" | "petValue",
+  Prepared
+>;
+
+/** Sets the connection's busy time-out and PRAGMAs, then creates the tables and indexes of `table` when missing. */
+export async function setUpSchema(db: Database, table: string, timeoutMs: number, mmapBytes: number): Promise<void> {
+  db.configure("busyTimeout", timeoutMs);
+  const query = (sql: string) => queryAll(db, sql);
+  await query("PRAGMA journal_mode = WAL");
+  await query("PRAGMA synchronous = NORMAL");
+  // Pages of a large file read as memory, not one pread() each (the main file only; the WAL is read as before).
+  await query(`PRAGMA mmap_size = ${mmapBytes}`);
+  // A WAL file is reused, never shrunk: one large write would leave it that large for good.
+  await query(`PRAGMA journal_size_limit = ${WAL_LIMIT_BYTES}`);
+  // Keyv's table, as @keyv/sqlite creates it (its own connection does the same, maybe later).
+  await query(`CREATE TABLE IF NOT EXISTS ${table}_values(key VARCHAR(255) PRIMARY KEY, value TEXT )`);
+  await query(
+    `CREATE TABLE IF NOT EXISTS ${table}_seq (id INTEGER PRIMARY KEY CHECK (id = 1), value INTEGER NOT NULL)`,
+  );
+  await query(`INSERT OR IGNORE INTO ${table}_seq (id, value) VALUES (1, 0)`);
+  await query(
+    `CREATE TABLE IF NOT EXISTS ${table}_index (id INTEGER PRIMARY KEY, status TEXT NOT NULL CHECK (status IN ('available', 'pending', 'sold')))`,
+  );
+  await query(`CREATE INDEX IF NOT EXISTS ${table}_index_status_id ON ${table}_index (status, id)`);
+  await query(
+    `CREATE TABLE IF NOT EXISTS ${table}_idempotency (scope TEXT NOT NULL, key TEXT NOT NULL, fingerprint TEXT NOT NULL, pet_id INTEGER NOT NULL, expires_at INTEGER NOT NULL, PRIMARY KEY (scope, key)) WITHOUT ROWID`,
+  );
+  await query(`CREATE INDEX IF NOT EXISTS ${table}_idempotency_expires_at ON ${table}_idempotency (expires_at)`);
+}
+
+/** Compiles the store's statements on `db`; each one compiled is added to `prepared` (to be finalised on close). */
+export async function compileStatements(db: Database, table: string, prepared: Prepared[]): Promise<SqliteStatements> {
+  const compile = async (sql: string) => {
+    const statement = await prepare(db, sql);
+    prepared.push(statement);
+    return statement;
+  };
+  // A page is one statement: the index range joined to Keyv's values (a missing value comes back null).
+  const compilePage = (where: string) =>
+    compile(
+      `SELECT i.id AS id, v.value AS value FROM ${table}_index i LEFT JOIN ${table}_values v ON v.key = 'pets:' || i.id WHERE ${where} ORDER BY i.id LIMIT ?`,
+    );
+  return {
+    begin: await compile("BEGIN IMMEDIATE"),
+    rollback: await compile("ROLLBACK"),
+    nextId: await compile(
+      `UPDATE ${table}_seq SET value = value + 1 WHERE id = 1 AND value < ${MAX_ID} RETURNING value AS id`,
+    ),
+    // Claims the key for the next id in one statement: inserted, or an expired record
+    // replaced; nothing comes back when an unexpired record holds the key.
+    claim: await compile(
+      `INSERT INTO ${table}_idempotency (scope, key, fingerprint, pet_id, expires_at)
+         VALUES (?, ?, ?, (SELECT value + 1 FROM ${table}_seq WHERE id = 1), ?)
+         ON CONFLICT (scope, key) DO UPDATE SET fingerprint = excluded.fingerprint, pet_id = excluded.pet_id, expires_at = excluded.expires_at
+         WHERE ${table}_idempotency.expires_at <= ?
+         RETURNING pet_id`,
+    ),
+    find: await compile(`SELECT fingerprint, pet_id FROM ${table}_idempotency WHERE scope = ? AND key = ?`),
+    findLive: await compile(
+      `SELECT fingerprint, pet_id FROM ${table}_idempotency WHERE scope = ? AND key = ? AND expires_at > ?`,
+    ),
+    page: await compilePage("i.id > ?"),
+    statusPage: await compilePage("i.status = ? AND i.id > ?"),
+    indexedPet: await compile(
+      `SELECT v.value AS value FROM ${table}_index i LEFT JOIN ${table}_values v ON v.key = 'pets:' || i.id WHERE i.id = ?`,
+    ),
+    petValue: await compile(`SELECT value FROM ${table}_values WHERE key = ?`),
+  };
+}
+
+/**
+ * Why the file cannot be opened for writing, from the system itself (SQLite only says
+ * SQLITE_CANTOPEN): the error of opening it as SQLite would (ENOENT, ENOTDIR, EACCES, EROFS,
+ * EISDIR…), or `undefined` when it opens. A file this check creates is removed again.
+ */
+export async function findFileProblem(path: string): Promise<Error | undefined> {
+  if (path === ":memory:" || path.startsWith("file:")) return undefined;
+  // Loaded here, on a failed open only: the core (a Worker bundle included) imports no node:fs.
+  const { closeSync, existsSync, openSync, unlinkSync } = await import("node:fs");
+  const existed = existsSync(path);
+  try {
+    closeSync(openSync(path, "a"));
+    if (!existed) unlinkSync(path);
+    return undefined;
+  } catch (error) {
+    return error as Error;
+  }
+}

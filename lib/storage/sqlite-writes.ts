@@ -1,0 +1,164 @@
+/**
+ * SQLite storage, its creates: each is one `BEGIN IMMEDIATE` transaction of three calls to the
+ * driver (BEGIN; the next id or the key's claim; the value, index entry, key record and COMMIT in
+ * one `exec`). All writes share the store's one connection, so this process runs them one after
+ * another; other processes wait on the file lock. Steps: docs/STORAGE.md, "SQLite creates".
+ */
+import type Keyv from "keyv";
+import type { CreateOnceResult, IdempotencyRecord, PetData } from "./port.ts";
+import { type Database, exec, queryAll, quote, type SqliteStatements } from "./sqlite-connection.ts";
+import { checkNewId, sequenceExhausted, serializedPetAround, storedPet } from "./values.ts";
+
+/** Expired idempotency records are deleted at most this often (by the writes' clock), this many at a time. */
+const SWEEP_EVERY_MS = 60_000;
+const SWEEP_BATCH = 500;
+
+/** A create's outcome inside its transaction: the result, or the id of the pet the key's record replays. */
+type Outcome = CreateOnceResult | { replay: number };
+
+export interface SqliteWriter {
+  /** One create, with or without an idempotency key: the new pet, its replay, or the key's conflict. */
+  createOnceOrReplay(data: PetData, record: IdempotencyRecord | undefined): Promise<CreateOnceResult>;
+  /** Runs `work` after every write this process started before it (one connection: no interleaving). */
+  serialise<T>(work: () => Promise<T>): Promise<T>;
+  /** Settles when the last write started so far has ended. */
+  idle(): Promise<unknown>;
+}
+
+/** What a create that wrote pet `id` resolves. */
+function newPetResult(id: number, data: PetData): CreateOnceResult {
+  return { pet: { id, name: data.name, categoryId: data.categoryId, status: data.status }, replayed: false };
+}
+
+/** The write path of a store on connection `db`, its tables named `<table>_*` and its values in `values`. */
+export function makeWriter(
+  db: Database,
+  table: string,
+  statements: SqliteStatements,
+  values: Keyv<unknown>,
+): SqliteWriter {
+  /** The last write this process started (writes run one after another). */
+  let writing: Promise<unknown> = Promise.resolve();
+  const serialise = <T>(work: () => Promise<T>): Promise<T> => {
+    const run = writing.then(work, work);
+    writing = run.catch(() => {});
+    return run;
+  };
+  /**
+   * The end of a create's transaction, in one call to the driver (each call is a hand-off to a
+   * thread and back, the bulk of a create's time): `before` (the sequence moved by a claim, or the
+   * key's record), the pet's value (Keyv's row and format) and index entry, COMMIT. The values are
+   * literals: the id a checked integer, the status one of three words, the texts without NUL
+   * (JSON has none; keys that hold one take the compiled path) with their `'` doubled.
+   */
+  const writePet = (id: number, data: PetData, [head, tail]: [string, string], before: string) =>
+    exec(
+      db,
+      before +
+        `INSERT INTO ${table}_values (key, value) VALUES ('pets:${id}', ${quote(head + id + tail)});` +
+        `INSERT INTO ${table}_index (id, status) VALUES (${id}, ${quote(data.status)});` +
+        "COMMIT",
+    );
+  let sweptAt = Number.NEGATIVE_INFINITY;
+  /** Deletes a batch of expired idempotency records when the last sweep is a minute old (by the writes' clock). */
+  const sweep = async (now: number): Promise<void> => {
+    if (now - sweptAt < SWEEP_EVERY_MS) return;
+    sweptAt = now;
+    await queryAll(
+      db,
+      `DELETE FROM ${table}_idempotency WHERE (scope, key) IN (SELECT scope, key FROM ${table}_idempotency WHERE expires_at <= ? LIMIT ${SWEEP_BATCH})`,
+      [now],
+    ).catch(() => {});
+  };
+  /** The next id, taken inside a transaction. */
+  const takeNextId = async (): Promise<number> => {
+    const rows = await statements.nextId.all([]);
+    if (rows.length === 0) throw sequenceExhausted("sqlite");
+    return checkNewId(rows[0]?.id, "sqlite");
+  };
+  /**
+   * A create with a key that has no record yet (nearly always): the same three calls as a plain
+   * create, the key's record written with the pet as one more literal row. Undefined, nothing
+   * written, when the key has a record (even an expired one): `claimAndCreate` then decides.
+   */
+  const createWithFreshKey = async (data: PetData, text: [string, string], record: IdempotencyRecord) => {
+    await statements.begin.all([]);
+    try {
+      const id = await takeNextId();
+      const keyRow =
+        `INSERT INTO ${table}_idempotency (scope, key, fingerprint, pet_id, expires_at) VALUES ` +
+        `(${quote(record.scope)}, ${quote(record.key)}, ${quote(record.fingerprint)}, ${id}, ${Math.trunc(record.expiresAt)});`;
+      await writePet(id, data, text, keyRow);
+      await sweep(record.now);
+      return newPetResult(id, data);
+    } catch (error) {
+      await statements.rollback.all([]).catch(() => {});
+      if (String((error as Error)?.message).includes(`UNIQUE constraint failed: ${table}_idempotency.`)) {
+        return undefined;
+      }
+      throw error;
+    }
+  };
+  /**
+   * A create by compiled statements: without a key, the next id; with one, the key's claim for the
+   * next id (an expired record is replaced), or the record that holds the key (nothing is written).
+   * Then the pet and COMMIT in one call.
+   */
+  const claimAndCreate = async (
+    data: PetData,
+    text: [string, string],
+    record: IdempotencyRecord | undefined,
+  ): Promise<Outcome> => {
+    await statements.begin.all([]);
+    let inTransaction = true;
+    try {
+      let id: number;
+      let sequence = "";
+      if (record === undefined) id = await takeNextId();
+      else {
+        const { scope, key, fingerprint, expiresAt, now } = record;
+        const claim = await statements.claim.all([scope, key, fingerprint, expiresAt, now]);
+        if (claim.length === 0) {
+          const [found] = await statements.find.all([scope, key]);
+          inTransaction = false;
+          await statements.rollback.all([]); // nothing was written
+          if (found === undefined) throw new Error("sqlite storage: the key record vanished in its transaction");
+          return found.fingerprint === fingerprint ? { replay: Number(found.pet_id) } : { conflict: "reused" };
+        }
+        id = checkNewId(claim[0]?.pet_id, "sqlite");
+        sequence = `UPDATE ${table}_seq SET value = ${id} WHERE id = 1;`; // the claim took seq + 1
+      }
+      await writePet(id, data, text, sequence);
+      inTransaction = false;
+      if (record !== undefined) await sweep(record.now);
+      return newPetResult(id, data);
+    } catch (error) {
+      if (inTransaction) await statements.rollback.all([]).catch(() => {});
+      throw error;
+    }
+  };
+  /**
+   * One create: serialised `BEGIN IMMEDIATE` transactions of three calls to the driver each. With
+   * a key, first as if the key were fresh; when it has a record, by its claim (`claimAndCreate`).
+   */
+  const createOnceOrReplay = async (
+    data: PetData,
+    record: IdempotencyRecord | undefined,
+  ): Promise<CreateOnceResult> => {
+    // Keyv's text of the pet, its id to come (the value is written in Keyv's format).
+    const text = serializedPetAround(values, data);
+    const outcome = await serialise(async (): Promise<Outcome> => {
+      if (record !== undefined && !/\0/.test(record.scope + record.key + record.fingerprint)) {
+        const fresh = await createWithFreshKey(data, text, record);
+        if (fresh !== undefined) return fresh;
+      }
+      return claimAndCreate(data, text, record);
+    });
+    if (!("replay" in outcome)) return outcome;
+    // Pets never change once created: the value read now is the one first answered.
+    const [row] = await statements.petValue.all([`pets:${outcome.replay}`]);
+    return { pet: storedPet(outcome.replay, row?.value, values, "sqlite"), replayed: true };
+  };
+
+  return { createOnceOrReplay, serialise, idle: () => writing };
+}
