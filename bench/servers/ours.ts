@@ -17,7 +17,9 @@ import { benchPet } from "../fill.ts";
 // whose transform names every function it creates at run time.
 const dist = new URL("../../dist/", import.meta.url).href;
 const { petStorePlugin } = (await import(`${dist}adapters/hapi.js`)) as typeof import("../../adapters/hapi.ts");
-const { petStorePlugin: fastifyPlugin } = (await import(`${dist}adapters/fastify.js`)) as typeof import("../../adapters/fastify.ts");
+const { petStorePlugin: fastifyPlugin } = (await import(
+  `${dist}adapters/fastify.js`
+)) as typeof import("../../adapters/fastify.ts");
 const { createNodeHandler } = (await import(
   `${dist}adapters/node-http.js`
 )) as typeof import("../../adapters/node-http.ts");

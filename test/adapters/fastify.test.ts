@@ -23,7 +23,9 @@ function store(basePath?: string): PetStore {
 test("fastify: the default export is the plugin, named petstore-lib, for Fastify 5 (fastify-plugin meta)", async () => {
   assert.is(petStoreDefault, petStorePlugin);
   assert.is(petStore, petStorePlugin, "petStore: the deprecated name of the same plugin");
-  const meta = (petStorePlugin as unknown as Record<symbol, { name: string; fastify: string }>)[Symbol.for("plugin-meta")];
+  const meta = (petStorePlugin as unknown as Record<symbol, { name: string; fastify: string }>)[
+    Symbol.for("plugin-meta")
+  ];
   assert.is(meta?.name, "petstore-lib");
   assert.is(meta?.fastify, "5.x");
   const app = Fastify();
@@ -37,7 +39,10 @@ test("fastify: options are checked with a clear error (missing store, not a stor
   const cases: [unknown, RegExp][] = [
     [undefined, /options.store must be a store from createPetStore\(\)/],
     [{ store: {} }, /options.store must be a store from createPetStore\(\)/],
-    [{ store: store(), stores: 1 }, /petstore-lib\/fastify: unknown option "stores" \(known: store, prefix, logLevel, logSerializers\)/],
+    [
+      { store: store(), stores: 1 },
+      /petstore-lib\/fastify: unknown option "stores" \(known: store, prefix, logLevel, logSerializers\)/,
+    ],
   ];
   for (const [options, message] of cases) {
     const app = Fastify();

@@ -13,7 +13,7 @@ import express5 from "express";
 import express4 from "express4";
 import Fastify from "fastify";
 import { createRequest, createResponse } from "node-mocks-http";
-import { petStoreFrameworkErrors, petStorePlugin as fastifyPlugin } from "../../adapters/fastify.ts";
+import { petStorePlugin as fastifyPlugin, petStoreFrameworkErrors } from "../../adapters/fastify.ts";
 import { createFetchHandler } from "../../adapters/fetch.ts";
 import { petStorePlugin } from "../../adapters/hapi.ts";
 import { createNodeHandler } from "../../adapters/node-http.ts";
