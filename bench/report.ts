@@ -166,3 +166,48 @@ export function summaryTable(rows: readonly Row[]): string {
   }
   return lines.join("\n");
 }
+
+/** The machine a run was measured on. */
+export interface Machine {
+  nproc: number;
+  cpu: string;
+  memoryGiB: number;
+  node: string;
+  platform: string;
+}
+
+/** What a run writes to bench/results.json, and what the README and docs/performance.md are made from. */
+export interface Results {
+  /** When the run ended (ISO 8601). */
+  date: string;
+  quick: boolean;
+  /** The whole run, in seconds. */
+  seconds: number;
+  machine: Machine;
+  rows: Row[];
+}
+
+function measured({ date, seconds, machine: m }: Results): string {
+  return (
+    `Measured ${date.slice(0, 10)} on ${m.nproc} × ${m.cpu} (${m.memoryGiB} GiB), Node ${m.node}, ` +
+    `${m.platform}; the whole run took ${seconds.toFixed(0)} s.`
+  );
+}
+
+/** What stands between the README's bench:results markers (the start marker included, not the end one). */
+export function readmeBlock(results: Results): string {
+  return (
+    `<!-- bench:results:start -->\n${summaryTable(results.rows)}\n\n${measured(results)} ` +
+    "Every row: [docs/performance.md](docs/performance.md).\n"
+  );
+}
+
+/** docs/performance.md: every row of the run. */
+export function performancePage(results: Results): string {
+  return (
+    "# Performance: every row of the last full bench run\n\n" +
+    "Written by `npm run bench -- --readme` (the README shows a summary of it). Each ratio is ours against a " +
+    "baseline measured in the same run, alternating; the note says how. What each row measures: " +
+    `[bench/README.md](../bench/README.md).\n\n${markdownTable(results.rows)}\n\n${measured(results)}\n`
+  );
+}

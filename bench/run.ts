@@ -16,7 +16,15 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { BACKENDS } from "./backends.ts";
 import { type StartOptions, start, stop, waitFor } from "./child.ts";
-import { markdownTable, type Row, summaryTable, type Target, unavailable } from "./report.ts";
+import {
+  markdownTable,
+  performancePage,
+  type Results,
+  type Row,
+  readmeBlock,
+  type Target,
+  unavailable,
+} from "./report.ts";
 
 interface Job {
   id: string;
@@ -210,33 +218,17 @@ function machine() {
   };
 }
 
-/**
- * Replaces what stands between the README's bench:results markers with this run's summary (one
- * cell a row id), and docs/performance.md with the whole table.
- */
-function updateReadme(rows: readonly Row[], host: ReturnType<typeof machine>, seconds: number): void {
-  const day = new Date().toISOString().slice(0, 10);
-  const measured =
-    `Measured ${day} on ${host.nproc} × ${host.cpu} (${host.memoryGiB} GiB), Node ${host.node}, ` +
-    `${host.platform}; the whole run took ${seconds.toFixed(0)} s.`;
+/** Puts the run's summary between the README's bench:results markers, and every row in docs/performance.md. */
+function updateReadme(results: Results): void {
   const path = join(process.cwd(), "README.md");
   const readme = readFileSync(path, "utf8");
-  const start = "<!-- bench:results:start -->";
-  const end = "<!-- bench:results:end -->";
-  const from = readme.indexOf(start);
-  const to = readme.indexOf(end);
-  if (from === -1 || to < from) throw new Error(`README.md has no ${start} … ${end} markers`);
-  const text = `${start}\n${summaryTable(rows)}\n\n${measured} Every row: [docs/performance.md](docs/performance.md).\n`;
-  writeFileSync(path, readme.slice(0, from) + text + readme.slice(to));
+  const from = readme.indexOf("<!-- bench:results:start -->");
+  const to = readme.indexOf("<!-- bench:results:end -->");
+  if (from === -1 || to < from) throw new Error("README.md has no bench:results:start … bench:results:end markers");
+  writeFileSync(path, readme.slice(0, from) + readmeBlock(results) + readme.slice(to));
   console.log(`updated ${path}`);
   const page = join(process.cwd(), "docs", "performance.md");
-  writeFileSync(
-    page,
-    `# Performance: every row of the last full bench run\n\n` +
-      `Written by \`npm run bench -- --readme\` (the README shows a summary of it). Each ratio is ours against a ` +
-      `baseline measured in the same run, alternating; the note says how. What each row measures: ` +
-      `[bench/README.md](../bench/README.md).\n\n${markdownTable(rows)}\n\n${measured}\n`,
-  );
+  writeFileSync(page, performancePage(results));
   console.log(`wrote ${page}`);
 }
 
@@ -266,11 +258,17 @@ const count = (v: Row["verdict"]) => rows.filter((r) => r.verdict === v).length;
 console.log(
   `${count("pass")} pass, ${count("miss")} miss, ${count("info")} info, ${count("skipped")} skipped, ${count("error")} error`,
 );
+const results: Results = {
+  date: new Date().toISOString(),
+  quick: QUICK,
+  seconds: Math.round(seconds),
+  machine: host,
+  rows,
+};
 if (OUT !== undefined) {
   const path = fileURLToPath(new URL(OUT, new URL(`file://${process.cwd()}/bench/`)));
-  const results = { date: new Date().toISOString(), quick: QUICK, seconds: Math.round(seconds), machine: host, rows };
   writeFileSync(path, `${JSON.stringify(results, null, 2)}\n`);
   console.log(`wrote ${path}`);
 }
-if (README) updateReadme(rows, host, seconds);
+if (README) updateReadme(results);
 process.exitCode = count("error") > 0 || (STRICT && count("miss") > 0) ? 1 : 0;

@@ -62,60 +62,61 @@ Every flag mirrors an environment variable (the flag wins):
   --base-path  PETSTORE_BASE_PATH  base path of the API (default /v1)
   --log-level  LOG_LEVEL           ${LOG_LEVELS.join(" | ")} (default info)
   --idempotency-ttl  PETSTORE_IDEMPOTENCY_TTL  seconds an Idempotency-Key is kept (default 86400)
-  --workers    PETSTORE_WORKERS    processes serving the port: N or auto (one a CPU; default 1)
+  --workers    PETSTORE_WORKERS    processes serving the port: N or auto (one per CPU; default 1)
   --metrics-port PETSTORE_METRICS_PORT  Prometheus metrics at http://HOST:PORT/metrics (default off)
 API keys are read only from PETSTORE_API_KEYS (comma-separated); without it a random key is
 generated and printed once at start-up.`;
 
-function parsePort(raw: string): number {
+/** A setting as the user gave it: its text, and the flag or variable it came from (named in errors). */
+interface Setting {
+  raw: string;
+  name: string;
+}
+
+function parsePort({ raw, name }: Setting): number {
   if (!/^[0-9]{1,5}$/.test(raw.trim()) || Number(raw) > 65535) {
-    throw new ConfigError(`PORT must be an integer from 0 to 65535 (got ${JSON.stringify(raw)})`);
+    throw new ConfigError(`${name} must be an integer from 0 to 65535 (got ${JSON.stringify(raw)})`);
   }
   return Number(raw);
 }
 
-/** PETSTORE_WORKERS: a count from 1 to 1024, or "auto" (one a CPU). */
-function parseWorkers(raw: string): number {
+/** A count of workers from 1 to 1024, or "auto" (one per CPU). */
+function parseWorkers({ raw, name }: Setting): number {
   const value = raw.trim().toLowerCase();
   if (value === "auto") return availableParallelism();
   if (!/^[0-9]{1,4}$/.test(value) || Number(value) < 1 || Number(value) > 1024) {
-    throw new ConfigError(`PETSTORE_WORKERS must be auto or an integer from 1 to 1024 (got ${JSON.stringify(raw)})`);
+    throw new ConfigError(`${name} must be auto or an integer from 1 to 1024 (got ${JSON.stringify(raw)})`);
   }
   return Number(value);
 }
 
 /** The metrics port, when metrics are on. */
-function parseMetricsPort(raw: string | undefined): number | undefined {
-  if (raw === undefined || raw.trim() === "") return undefined;
-  if (!/^[0-9]{1,5}$/.test(raw.trim()) || Number(raw) > 65535) {
-    throw new ConfigError(`PETSTORE_METRICS_PORT must be an integer from 0 to 65535 (got ${JSON.stringify(raw)})`);
-  }
-  return Number(raw);
+function parseMetricsPort(setting: Setting | undefined): number | undefined {
+  if (setting === undefined || setting.raw.trim() === "") return undefined;
+  return parsePort(setting);
 }
 
-function parseBasePath(raw: string): string {
+function parseBasePath({ raw, name }: Setting): string {
   if (raw === "/" || raw === "") return "";
   if (!BASE_PATH_PATTERN.test(raw)) {
-    throw new ConfigError(`PETSTORE_BASE_PATH must look like /v1 or /api/v1 (got ${JSON.stringify(raw)})`);
+    throw new ConfigError(`${name} must look like /v1 or /api/v1 (got ${JSON.stringify(raw)})`);
   }
   return raw;
 }
 
 /** Seconds from 1 to 10 years. */
-function parseTtl(raw: string): number {
+function parseTtl({ raw, name }: Setting): number {
   const text = raw.trim();
   if (!/^[0-9]{1,9}$/.test(text) || Number(text) < 1 || Number(text) > 10 * 365 * 86_400) {
-    throw new ConfigError(
-      `PETSTORE_IDEMPOTENCY_TTL must be a whole number of seconds from 1 to 315360000 (got ${JSON.stringify(raw)})`,
-    );
+    throw new ConfigError(`${name} must be a whole number of seconds from 1 to 315360000 (got ${JSON.stringify(raw)})`);
   }
   return Number(text);
 }
 
-function parseLevel(raw: string): LogLevel {
+function parseLevel({ raw, name }: Setting): LogLevel {
   const level = raw.trim().toLowerCase();
   if (!(LOG_LEVELS as readonly string[]).includes(level)) {
-    throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(", ")} (got ${JSON.stringify(raw)})`);
+    throw new ConfigError(`${name} must be one of ${LOG_LEVELS.join(", ")} (got ${JSON.stringify(raw)})`);
   }
   return level as LogLevel;
 }
@@ -166,29 +167,38 @@ function readFlags(argv: readonly string[]) {
  */
 export function loadConfig(env: NodeJS.ProcessEnv, argv: readonly string[] = []): LoadedConfig {
   const flags = readFlags(argv);
-  // An empty variable counts as unset (`PORT= npm start`); an empty flag is a mistake.
-  const pick = (flag: string | undefined, name: string, fallback: string) => flag ?? (env[name] || fallback);
-  const host = pick(flags.host, "HOST", "127.0.0.1").trim();
-  if (host === "") throw new ConfigError("HOST must not be empty");
-  const storage = pick(flags.storage, "PETSTORE_STORAGE", "memory").trim();
-  if (storage === "") throw new ConfigError("PETSTORE_STORAGE must not be empty");
+  // The flag wins; an empty variable counts as unset (`PORT= npm start`); an empty flag is a mistake.
+  const pick = (flag: string, variable: string, fallback: string): Setting => {
+    const given = flags[flag as keyof typeof flags];
+    if (typeof given === "string") return { raw: given, name: `--${flag}` };
+    return { raw: env[variable] || fallback, name: variable };
+  };
+  const host = pick("host", "HOST", "127.0.0.1");
+  if (host.raw.trim() === "") throw new ConfigError(`${host.name} must not be empty`);
+  const storage = pick("storage", "PETSTORE_STORAGE", "memory");
+  if (storage.raw.trim() === "") throw new ConfigError(`${storage.name} must not be empty`);
   const { keys, generated } = readKeys(env.PETSTORE_API_KEYS);
-  const workers = parseWorkers(pick(flags.workers, "PETSTORE_WORKERS", "1"));
-  const metricsPort = parseMetricsPort(flags["metrics-port"] ?? env.PETSTORE_METRICS_PORT);
-  if (workers > 1 && storage === "memory") {
+  const workersSetting = pick("workers", "PETSTORE_WORKERS", "1");
+  const workers = parseWorkers(workersSetting);
+  const metricsPort = parseMetricsPort(
+    flags["metrics-port"] !== undefined || env.PETSTORE_METRICS_PORT !== undefined
+      ? pick("metrics-port", "PETSTORE_METRICS_PORT", "")
+      : undefined,
+  );
+  if (workers > 1 && storage.raw.trim() === "memory") {
     throw new ConfigError(
-      `PETSTORE_WORKERS=${workers} needs a shared storage (sqlite:<path>, redis://…, postgres://…): memory storage lives in one process`,
+      `${workersSetting.name}=${workers} needs a shared storage (sqlite:<path>, redis://…, postgres://…): memory storage lives in one process`,
     );
   }
   return {
     config: {
-      port: parsePort(pick(flags.port, "PORT", "8080")),
-      host,
-      storage,
-      basePath: parseBasePath(pick(flags["base-path"], "PETSTORE_BASE_PATH", "/v1")),
-      logLevel: parseLevel(pick(flags["log-level"], "LOG_LEVEL", "info")),
+      port: parsePort(pick("port", "PORT", "8080")),
+      host: host.raw.trim(),
+      storage: storage.raw.trim(),
+      basePath: parseBasePath(pick("base-path", "PETSTORE_BASE_PATH", "/v1")),
+      logLevel: parseLevel(pick("log-level", "LOG_LEVEL", "info")),
       apiKeys: keys,
-      idempotencyTtlSeconds: parseTtl(pick(flags["idempotency-ttl"], "PETSTORE_IDEMPOTENCY_TTL", "86400")),
+      idempotencyTtlSeconds: parseTtl(pick("idempotency-ttl", "PETSTORE_IDEMPOTENCY_TTL", "86400")),
       // Set only when asked for: the defaults (one process, no metrics) need no field.
       ...(workers > 1 ? { workers } : {}),
       ...(metricsPort === undefined ? {} : { metricsPort }),

@@ -1,6 +1,6 @@
 /**
- * `npm test`: every test/**\/*.test.ts (or those matching argv[2]) in one uvu run, then a
- * guaranteed end. uvu waits for the event loop to drain; a handle some test left open would
+ * `npm test`: every test/**\/*.test.ts (or those whose path matches argv[2]) in one uvu run, then a
+ * guaranteed end; a filter that matches no test file fails and says so. uvu waits for the event loop to drain; a handle some test left open would
  * otherwise hang CI after the summary, so it is named on stderr and the process exits with
  * uvu's own exit code.
  *
@@ -60,10 +60,27 @@ if (!process.env[INNER]) {
   }
   process.exit(code);
 } else {
-  const pattern = new RegExp(process.argv[2] ?? "\\.test\\.ts$");
   // PETSTORE_TEST_DIR: another folder of suites (the runner's own test points it at a fixture).
-  const { suites } = await parse(process.env.PETSTORE_TEST_DIR ?? "test", pattern, {});
-  await run(suites, { bail: false });
+  const dir = process.env.PETSTORE_TEST_DIR ?? "test";
+  const { suites } = await parse(dir, /\.test\.ts$/, {});
+  // The filter picks among the suites by their path under test/ ("lib/", "storage/sqlite"); a path
+  // given from the repository ("test/lib/store.test.ts") works too.
+  const filter = process.argv[2];
+  const selected =
+    filter === undefined
+      ? suites
+      : suites.filter((s) => {
+          const pattern = new RegExp(filter.startsWith(`${dir}/`) ? filter.slice(dir.length + 1) : filter);
+          return pattern.test(s.name) || pattern.test(`${dir}/${s.name}`);
+        });
+  if (selected.length === 0) {
+    process.stderr.write(
+      `test/run.ts: no test file matches ${JSON.stringify(filter)} (a regular expression on paths under ${dir}/, ` +
+        `e.g. 'lib/' or 'storage/sqlite'; the files: ${dir}/**/*.test.ts)\n`,
+    );
+    process.exit(1);
+  }
+  await run(selected, { bail: false });
 
   setTimeout(() => {
     const open = process.getActiveResourcesInfo().filter((r) => r !== "Timeout");

@@ -65,6 +65,7 @@ const MESSAGES: [RegExp, string][] = [
 /**
  * What went wrong, in a few words an operator acts on ("connection refused", "unknown host",
  * "timed out", "permission denied", …), followed by the driver's code or first line in brackets.
+ * A time-out anywhere in the chain wins over the closed connection it causes.
  *
  * @example causeOf(connectError) === "connection refused [ECONNREFUSED]"
  */
@@ -75,12 +76,28 @@ export function causeOf(error: unknown): string {
     if (typeof code !== "string") continue;
     for (const [pattern, words] of CAUSES) if (pattern.test(code)) return `${words} [${code}]`;
   }
-  const first = reason(error);
-  for (const part of all) {
-    const message = reason(part);
-    for (const [pattern, words] of MESSAGES) if (pattern.test(message)) return `${words} [${message}]`;
+  for (const [pattern, words] of MESSAGES) {
+    for (const part of all) {
+      const message = reason(part);
+      if (pattern.test(message)) return `${words} [${message}]`;
+    }
   }
-  return first;
+  return reason(error);
+}
+
+/**
+ * The server's own refusal when it was reached and said no (a login, role, database or
+ * permission it refuses), or undefined for a failure on the way to it. Redis refuses with a reply
+ * error (`ERR`, `WRONGPASS`, `NOAUTH`, `NOPERM`); Postgres with an SQLSTATE code.
+ */
+function refusalOf(error: unknown): string | undefined {
+  for (const part of parts(error)) {
+    const { name, code } = part as { name?: unknown; code?: unknown };
+    const message = reason(part);
+    if (name === "ErrorReply" || /^(ERR|WRONGPASS|NOAUTH|NOPERM)\b/.test(message)) return message;
+    if (typeof code === "string" && /^[0-9A-Z]{5}$/.test(code) && !/^08/.test(code)) return `${message} [${code}]`;
+  }
+  return undefined;
 }
 
 /**
@@ -98,17 +115,29 @@ export function hostAndPort(url: string, defaultPort: number): string | undefine
 }
 
 /**
- * The start-up error of a network backend that does not answer: the backend, the host and port,
- * the URL without its password, and the cause, on one line.
+ * The start-up error of a network backend that cannot be used, on one line: the backend, the host
+ * and port, the URL without its password, and why: the server's refusal ("refused: …"), or what
+ * kept it from answering ("cannot reach …: connection refused", "timed out after 2000 ms", …).
  *
- * @example unreachable("redis", "redis://:pw@127.0.0.1:1", refused).message ===
+ * @example unreachable("redis", "redis://:pw@127.0.0.1:1", 6379, refused).message ===
  *   "cannot reach redis at host 127.0.0.1, port 1 (redis://:***@127.0.0.1:1): connection refused [ECONNREFUSED]"
  */
-export function unreachable(backend: string, url: string, defaultPort: number, error: unknown): StorageConfigError {
+export function unreachable(
+  backend: string,
+  url: string,
+  defaultPort: number,
+  error: unknown,
+  waitedMs?: number,
+): StorageConfigError {
   const where = hostAndPort(url, defaultPort);
   const shown = redactUrl(url);
-  return new StorageConfigError(
-    `cannot reach ${backend} at ${where === undefined ? shown : `${where} (${shown})`}: ${causeOf(error)}`,
-    { cause: error },
-  );
+  const place = `${backend} at ${where === undefined ? shown : `${where} (${shown})`}`;
+  const refusal = refusalOf(error);
+  if (refusal !== undefined)
+    return new StorageConfigError(`${place} was reached but refused: ${refusal}`, { cause: error });
+  let cause = causeOf(error);
+  if (waitedMs !== undefined && cause.startsWith("timed out")) {
+    cause = `timed out after ${Math.round(waitedMs)} ms${cause.slice("timed out".length)}`;
+  }
+  return new StorageConfigError(`cannot reach ${place}: ${cause}`, { cause: error });
 }

@@ -73,11 +73,12 @@ export async function postgresStorage(options: PostgresStorageOptions): Promise<
   const pg = requireFromDriver<PgModule>("@keyv/postgres", "pg", "postgres");
 
   const pool = openPool(pg, url, timeoutMs, maxConnections);
+  const started = performance.now();
   try {
     await createSchema(pool, schema, table);
   } catch (error) {
     await pool.end().catch(() => {});
-    throw unreachable("postgres", url, 5432, error);
+    throw unreachable("postgres", url, 5432, error, performance.now() - started);
   }
 
   /** @keyv/postgres on this store's own pool; disconnecting it is this store's close, not the global pool's end. */

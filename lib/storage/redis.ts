@@ -162,16 +162,22 @@ export async function redisStorage(options: RedisStorageOptions): Promise<PetSto
         connectedOnce ? Math.min(50 * 2 ** retries, MAX_RECONNECT_DELAY_MS) : cause,
     },
   });
-  // Failures reach callers as rejections; an unheard "error" event would crash the process.
-  client.on("error", () => {});
+  // Failures reach callers as rejections; an unheard "error" event would crash the process. The
+  // ones before the first connection tell why it failed (a socket time-out before the close it causes).
+  const failures: unknown[] = [];
+  client.on("error", (error: unknown) => {
+    if (!connectedOnce) failures.push(error);
+  });
   client.on("ready", () => {
     connectedOnce = true;
   });
+  const started = performance.now();
   try {
     await client.connect();
   } catch (error) {
     if (client.isOpen) client.destroy();
-    throw unreachable("redis", url, 6379, error);
+    const all = new AggregateError([error, ...failures], (error as Error)?.message);
+    throw unreachable("redis", url, 6379, all, performance.now() - started);
   }
 
   const store = new KeyvRedis(client as unknown as ConstructorParameters<typeof KeyvRedis>[0], {

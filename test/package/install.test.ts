@@ -93,6 +93,10 @@ test(`install: the package with its required dependencies takes under ${LIMIT_MI
   const mib = bytes / 2 ** 20;
   console.log(`  installed size: ${mib.toFixed(2)} MiB in ${installedPackages().length} packages`);
   assert.ok(mib < LIMIT_MIB, `node_modules holds ${mib.toFixed(2)} MiB`);
+  // The README's Security section quotes the size: it must be the one measured here.
+  const readme = readFileSync(new URL("../../README.md", import.meta.url), "utf8");
+  const quoted = Number(/runs no install script and takes ([\d.]+) MiB/.exec(readme)?.[1]);
+  assert.ok(Math.abs(quoted - mib) <= 0.3, `README says ${quoted} MiB; measured ${mib.toFixed(2)} MiB`);
 });
 
 test.run();

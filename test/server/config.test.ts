@@ -73,7 +73,7 @@ test("config: bad values throw ConfigError naming the setting, never echoing a k
     [{ PORT: "eighty" }, [], /PORT/],
     [{ PORT: "65536" }, [], /PORT/],
     [{ PORT: "-1" }, [], /PORT/],
-    [{}, ["--port", "1e3"], /PORT/],
+    [{}, ["--port", "1e3"], /^--port must be/],
     [{ LOG_LEVEL: "loud" }, [], /LOG_LEVEL/],
     [{ PETSTORE_IDEMPOTENCY_TTL: "0" }, [], /PETSTORE_IDEMPOTENCY_TTL/],
     [{ PETSTORE_IDEMPOTENCY_TTL: "1.5" }, [], /PETSTORE_IDEMPOTENCY_TTL/],
@@ -129,19 +129,48 @@ test("server: an unreachable storage at start exits 2 with one line on stderr, w
 
 test("server: a bad LOG_LEVEL or base path exits 2 with one line on stderr", async () => {
   await expectExit2({ PORT: "0", LOG_LEVEL: "chatty" }, [], /LOG_LEVEL/);
-  await expectExit2({ PORT: "0" }, ["--base-path", "no-slash"], /PETSTORE_BASE_PATH/);
+  await expectExit2({ PORT: "0" }, ["--base-path", "no-slash"], /--base-path must look like/);
 });
 
 test("server: a key given as a flag is refused (keys come only from PETSTORE_API_KEYS), exit 2", async () => {
   await expectExit2({ PORT: "0" }, ["--api-keys", "k"], /PETSTORE_API_KEYS/);
 });
 
-test("server: a port already in use exits 2 with one line on stderr", async () => {
+test("config: an error names the flag when the value came from one, else the variable", () => {
+  const cases: [Record<string, string>, string[], RegExp][] = [
+    [{}, ["--workers", "abc"], /^--workers must be auto or an integer/],
+    [{ PETSTORE_WORKERS: "abc" }, [], /^PETSTORE_WORKERS must be auto or an integer/],
+    [{ PETSTORE_WORKERS: "2" }, ["--workers", "x"], /^--workers must be/],
+    [{}, ["--metrics-port", "http"], /^--metrics-port must be an integer/],
+    [{ PETSTORE_METRICS_PORT: "http" }, [], /^PETSTORE_METRICS_PORT must be an integer/],
+    [{}, ["--log-level", "loud"], /^--log-level must be one of/],
+    [{}, ["--idempotency-ttl", "0"], /^--idempotency-ttl must be a whole number/],
+    [{}, ["--host", ""], /^--host must not be empty/],
+    [{}, ["--storage", ""], /^--storage must not be empty/],
+    [{}, ["--workers", "2"], /^--workers=2 needs a shared storage/],
+    [{ PETSTORE_WORKERS: "2" }, [], /^PETSTORE_WORKERS=2 needs a shared storage/],
+  ];
+  for (const [env, argv, message] of cases) {
+    assert.throws(
+      () => loadConfig({ PETSTORE_API_KEYS: "k1", ...env }, argv),
+      message,
+      `${JSON.stringify(env)} ${argv}`,
+    );
+  }
+});
+
+test("server: a port already in use exits 2 with one line that says so and how to choose another", async () => {
   const blocker = net.createServer();
   await new Promise<void>((resolve) => blocker.listen(0, "127.0.0.1", resolve));
   const port = (blocker.address() as net.AddressInfo).port;
   try {
-    await expectExit2({ PORT: String(port) }, [], /EADDRINUSE/);
+    await expectExit2(
+      { PORT: String(port) },
+      [],
+      new RegExp(
+        `^petstore: port ${port} on 127\\.0\\.0\\.1 is already in use \\(EADDRINUSE\\): choose another with PORT or --port`,
+      ),
+    );
   } finally {
     await new Promise((resolve) => blocker.close(resolve));
   }

@@ -7,6 +7,7 @@
  */
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
+import { type AddressInfo, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "uvu";
@@ -280,6 +281,25 @@ test("metrics: a bad PETSTORE_METRICS_PORT exits 2 with one line naming it", asy
     child.stderr(),
     /^petstore: PETSTORE_METRICS_PORT must be an integer from 0 to 65535 \(got "metrics"\)\n$/,
   );
+});
+
+test("metrics: a metrics port already in use exits 2 with one line saying so and how to choose another", async () => {
+  const blocker = createServer();
+  await new Promise<void>((resolve) => blocker.listen(0, "127.0.0.1", resolve));
+  const port = (blocker.address() as AddressInfo).port;
+  try {
+    const child = spawnServer({ PORT: "0", PETSTORE_METRICS_PORT: String(port), PETSTORE_API_KEYS: KEY });
+    children.push(child);
+    assert.is(await child.exited(), 2);
+    assert.match(
+      child.stderr(),
+      new RegExp(
+        `^petstore: metrics: port ${port} on 127\\.0\\.0\\.1 is already in use \\(EADDRINUSE\\): choose another with PETSTORE_METRICS_PORT or --metrics-port .*\n$`,
+      ),
+    );
+  } finally {
+    await new Promise((resolve) => blocker.close(resolve));
+  }
 });
 
 test.run();

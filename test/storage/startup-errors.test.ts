@@ -14,6 +14,7 @@ import * as assert from "uvu/assert";
 import type { Child } from "../support/server-child.ts";
 import { spawnServer } from "../support/server-child.ts";
 import { freePort } from "./outage.ts";
+import { POSTGRES_URL, REDIS_URL, serviceAvailable } from "./services.ts";
 
 const PASSWORD = "pw-never-shown-42";
 const dir = mkdtempSync(join(tmpdir(), "petstore-startup-"));
@@ -77,7 +78,39 @@ for (const [backend, scheme, user] of [
     const port = await silentPort();
     const line = await startupLine(url("127.0.0.1", port));
     assert.match(line, new RegExp(`^petstore: cannot reach ${backend} at host 127\\.0\\.0\\.1, port ${port} `));
-    assert.match(line, /: timed out \[/);
+    assert.match(line, /: timed out after \d+ ms \[/);
+  });
+}
+
+/** The URL of a service the tests use, with another user, password or database. */
+function variant(base: string, change: (url: URL) => void): string {
+  const url = new URL(base);
+  change(url);
+  return url.href;
+}
+
+if (serviceAvailable("postgres", "start-up refusals")) {
+  test('start-up: a Postgres that refuses the role says it was reached but "refused", with the server\'s reason', async () => {
+    const url = variant(POSTGRES_URL, (u) => {
+      u.username = "no_such_role_petstore";
+      u.password = PASSWORD;
+    });
+    const line = await startupLine(url);
+    assert.match(line, /^petstore: postgres at host [^ ]+, port \d+ \(postgres:\/\/no_such_role_petstore:\*\*\*@/);
+    assert.match(line, /\) was reached but refused: .*no_such_role_petstore.* \[28[0-9A-Z]{3}\]$/);
+  });
+
+  test('start-up: a Postgres without the database says it was reached but "refused": database … does not exist', async () => {
+    const line = await startupLine(variant(POSTGRES_URL, (u) => (u.pathname = "/no_such_db_petstore")));
+    assert.match(line, /was reached but refused: database "no_such_db_petstore" does not exist \[3D000\]$/);
+  });
+}
+
+if (serviceAvailable("redis", "start-up refusals")) {
+  test('start-up: a Redis that refuses the login says it was reached but "refused", with its reply', async () => {
+    const line = await startupLine(variant(REDIS_URL, (u) => (u.password = PASSWORD)));
+    assert.match(line, /^petstore: redis at host [^ ]+, port \d+ \(redis:\/\/:\*\*\*@/);
+    assert.match(line, /\) was reached but refused: (ERR|WRONGPASS)\b/);
   });
 }
 

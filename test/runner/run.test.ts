@@ -1,6 +1,7 @@
 /**
- * `npm test` (test/run.ts) fails when Node prints a warning while the tests run, even when every
- * test passes: a `MaxListenersExceededWarning` or a deprecation is a defect to fix, not noise.
+ * `npm test` (test/run.ts): it fails when Node prints a warning while the tests run, even when
+ * every test passes (a `MaxListenersExceededWarning` or a deprecation is a defect to fix, not
+ * noise), and when its filter matches no test file (a run of nothing is no pass).
  */
 import { spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
@@ -48,6 +49,21 @@ test("npm test: a run without warnings passes", () => {
   const { status, output } = runner("quiet");
   assert.is(status, 0, output);
   assert.not.match(output, /FAILED/);
+});
+
+test("npm test: a filter that matches no test file fails and says so", () => {
+  const { status, output } = runner("core");
+  assert.is(status, 1, output);
+  assert.match(output, /no test file matches "core"/);
+  assert.not.match(output, /Total =/);
+});
+
+test("npm test: a filter is a path under the test folder, or the same path from the repository", () => {
+  for (const filter of ["quiet", `${DIR}/quiet.test.ts`]) {
+    const { status, output } = runner(filter);
+    assert.is(status, 0, output);
+    assert.match(output, /Total = +1\b/);
+  }
 });
 
 test.run();
