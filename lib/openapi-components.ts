@@ -1,0 +1,183 @@
+/**
+ * The parts of the OpenAPI document shared by its operations: the schemas (from the valibot
+ * schemas that validate requests), the response headers, and the error answers narrowed to the
+ * codes each operation can give (from the error table). No schema is written twice.
+ */
+import type { JsonSchema } from "@valibot/to-json-schema";
+import { toJsonSchema, toJsonSchemaDefs } from "@valibot/to-json-schema";
+import type { AnyErrorCode, ErrorCode } from "./errors.ts";
+import { ERRORS } from "./errors.ts";
+import { REQUEST_ID_PATTERN } from "./request-id.ts";
+import { ErrorSchema, ListQuery, MAX_ID, NewPet, Pet, PetStatus, Pets } from "./schemas.ts";
+
+/** A JSON value of the document (kept loose on purpose: the document is data, checked by tests and lint). */
+// biome-ignore lint/suspicious/noExplicitAny: an OpenAPI document is free-form JSON
+export type Json = any;
+
+/** A rule code the application declares, as the document lists it. */
+export interface RuleCode {
+  code: string;
+  status: number;
+  description: string;
+}
+
+export const JSON_MEDIA = "application/json";
+export const SCHEMAS = "#/components/schemas/";
+export const HEADERS = "#/components/headers/";
+
+export const ref = (path: string): Json => ({ $ref: path });
+
+/** valibot → JSON Schema 2020-12 (the dialect of OpenAPI 3.1), with refs into components. */
+export function schemaComponents(): Record<string, Json> {
+  const definitions = { PetStatus, NewPet, Pet, Pets, Error: ErrorSchema };
+  const config = {
+    target: "draft-2020-12" as const,
+    errorMode: "throw" as const,
+    // The `check` actions (non-blank name, length in code points) carry their JSON Schema
+    // equivalent in a `metadata` action beside them; anything else unconvertible must throw.
+    ignoreActions: ["check"],
+    overrideRef: ({ referenceId }: { referenceId: string }) => `${SCHEMAS}${referenceId}`,
+    // Ids and categoryIds are int64 in the spec, bounded to 2^53-1 by the contract.
+    overrideAction: ({ valibotAction, jsonSchema }: { valibotAction: Json; jsonSchema: JsonSchema }) =>
+      valibotAction.type === "max_value" && valibotAction.requirement === MAX_ID
+        ? { ...jsonSchema, format: "int64" }
+        : undefined,
+  };
+  const schemas: Record<string, Json> = toJsonSchemaDefs(definitions, config);
+  const query = toJsonSchema(ListQuery, { ...config, definitions }) as Json;
+  schemas.Error.description =
+    "Every error answer. `status` equals the HTTP status; validation errors may add `details`.";
+  schemas.Pets.description = "The bare JSON array of pets, `[]` when empty, in ascending `id` order.";
+  return { schemas, query: query.properties };
+}
+
+function header(description: string, schema: Json, required = true): Json {
+  return { description, required, schema };
+}
+
+const requestIdPattern = REQUEST_ID_PATTERN.source;
+
+export function headerComponents(deprecatedAt: Date, sunsetAt: Date): Record<string, Json> {
+  const seconds = Math.floor(deprecatedAt.getTime() / 1000);
+  return {
+    "X-Request-Id": header(
+      "The client's `X-Request-Id` when it is 1 to 128 characters of `[A-Za-z0-9._-]`, otherwise a new random id.",
+      { type: "string", pattern: requestIdPattern },
+    ),
+    "Cache-Control": header("Answers of the operations are never cached.", { type: "string", const: "no-store" }),
+    "Retry-After": header("Seconds to wait before retrying.", { type: "integer", minimum: 0, examples: [1] }),
+    "WWW-Authenticate": header(
+      '`Bearer realm="petstore"` when the key is missing; with `, error="invalid_token"` when it is wrong or unknown.',
+      { type: "string", pattern: '^Bearer realm="petstore"(, error="invalid_token")?$' },
+    ),
+    Location: header("Path of the created pet: `{base}/pets/{id}`.", {
+      type: "string",
+      pattern: "/pets/[1-9][0-9]*$",
+    }),
+    "Link-Next": header(
+      'Present when more pets follow (RFC 8288): `<{base}/pets?limit=N[&status=S]&cursor=C>; rel="next"`, path-absolute. Absent on the last page.',
+      { type: "string", pattern: '^<[^>]+>; rel="next"$' },
+      false,
+    ),
+    Deprecation: header("RFC 9745: when this operation was deprecated, as `@<unix seconds>`.", {
+      type: "string",
+      pattern: "^@[0-9]+$",
+      examples: [`@${seconds}`],
+    }),
+    Sunset: header("RFC 8594: when this operation goes away (an HTTP-date).", {
+      type: "string",
+      pattern: "^[A-Z][a-z]{2}, [0-9]{2} [A-Z][a-z]{2} [0-9]{4} [0-9]{2}:[0-9]{2}:[0-9]{2} GMT$",
+      examples: [sunsetAt.toUTCString()],
+    }),
+    "Link-Successor": header('The replacement of this operation: `<{base}/pets>; rel="successor-version"`.', {
+      type: "string",
+      pattern: '^<[^>]+/pets>; rel="successor-version"$',
+    }),
+    Allow: header("The methods this path accepts.", { type: "string", examples: ["GET, HEAD, POST"] }),
+    "Idempotent-Replayed": header(
+      "`true` when this answer replays the first answer to the same `Idempotency-Key` (nothing new was stored); absent otherwise.",
+      { type: "string", const: "true" },
+      false,
+    ),
+  };
+}
+
+/** Headers on every answer of an operation, plus `extra` (name → component name). */
+export function headers(extra: Record<string, string> = {}): Json {
+  const out: Json = { "X-Request-Id": ref(`${HEADERS}X-Request-Id`), "Cache-Control": ref(`${HEADERS}Cache-Control`) };
+  for (const [name, component] of Object.entries(extra)) out[name] = ref(`${HEADERS}${component}`);
+  return out;
+}
+
+/**
+ * createPet's error answers: the table's, with the application's rule codes added under their
+ * statuses (a rule's 400 beside `invalid_body`, a 403, 409 or 422 of its own).
+ */
+export function createPetErrors(ruleCodes: readonly RuleCode[]): Json {
+  const byStatus = new Map<number, AnyErrorCode[]>([
+    [400, ["invalid_body", "malformed_json", "invalid_idempotency_key"]],
+    [409, ["idempotency_key_in_use"]],
+    [422, ["idempotency_key_reused"]],
+  ]);
+  for (const { code, status } of ruleCodes) byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
+  const out: Json = {};
+  for (const [status, codes] of [...byStatus].sort(([a], [b]) => a - b)) {
+    out[String(status)] = errorResponse(codes, {}, ruleCodes);
+    if (status === 400) {
+      out["413"] = errorResponse(["payload_too_large"]);
+      out["415"] = errorResponse(["unsupported_media_type"]);
+    }
+  }
+  return out;
+}
+
+export const DEPRECATION_HEADERS = { Deprecation: "Deprecation", Sunset: "Sunset", Link: "Link-Successor" };
+
+/**
+ * The answer for one status of the error table: the Error schema narrowed to the codes this
+ * operation can produce with that status, and one example per code.
+ */
+export function errorResponse(
+  codes: AnyErrorCode[],
+  extraHeaders: Record<string, string> = {},
+  rules: readonly RuleCode[] = [],
+): Json {
+  const messageOf = (code: AnyErrorCode): string =>
+    rules.find((r) => r.code === code)?.description ?? ERRORS[code as ErrorCode].message;
+  const status = rules.find((r) => r.code === codes[0])?.status ?? ERRORS[codes[0] as ErrorCode].status;
+  const examples: Json = {};
+  for (const code of codes) examples[code] = { value: { code, message: messageOf(code), status } };
+  const byCode = codes.map((code) => `\`${code}\`: ${messageOf(code)}`).join(" ");
+  const named: Record<string, string> = {};
+  if (codes.includes("unauthorized")) named["WWW-Authenticate"] = "WWW-Authenticate";
+  if (codes.includes("storage_unavailable") || codes.includes("idempotency_key_in_use")) {
+    named["Retry-After"] = "Retry-After";
+  }
+  return {
+    description: byCode,
+    headers: headers({ ...named, ...extraHeaders }),
+    content: {
+      [JSON_MEDIA]: {
+        schema: {
+          allOf: [
+            ref(`${SCHEMAS}Error`),
+            { type: "object", properties: { code: { enum: codes }, status: { const: status } } },
+          ],
+        },
+        examples,
+      },
+    },
+  };
+}
+
+/**
+ * The answers every operation can give whatever its input: 401, 500 and 503. A 500 documents
+ * no extra header: the last-resort answer to an unexpected failure carries only the common ones.
+ */
+export function commonErrors(extraHeaders: Record<string, string> = {}): Json {
+  return {
+    "401": errorResponse(["unauthorized"], extraHeaders),
+    "500": errorResponse(["internal_error"]),
+    "503": errorResponse(["storage_unavailable"], extraHeaders),
+  };
+}
