@@ -1,5 +1,5 @@
 /**
- * M1: heap bytes a stored pet costs in the memory backend, at 1,000,000 pets. Run with
+ * M1: heap bytes per stored pet costs in the memory backend, at 1,000,000 pets. Run with
  * --expose-gc: the growth of heapUsed + arrayBuffers (the id indexes live in ArrayBuffers) between
  * an empty store and a full one, after full collections, divided by the pets. Pets are created
  * through `createPet` as a client would, with names "Pet <n>" (5 to 11 characters).

@@ -220,7 +220,7 @@ function compare(ours: Answer, base: Answer): string {
 interface Round {
   /** Requests a second. */
   rate: number;
-  /** The server's CPU time a request, µs. */
+  /** The server's CPU time per request, µs. */
   cpu: number;
 }
 
@@ -377,8 +377,8 @@ async function main() {
         ratio: median(ratios),
         target: { on: "ratio", op: ">=", value: s.target },
         note:
-          `${ROUNDS}×${ROUND_SECONDS} s a side, ${CONNECTIONS} connections; ratio: median of the round pairs' ${spread(ratios)}; ` +
-          `server CPU a request ${oursCpu.toFixed(0)} µs vs ${baseCpu.toFixed(0)} µs (ratio ${(baseCpu / oursCpu).toFixed(2)})` +
+          `${ROUNDS}×${ROUND_SECONDS} s per side, ${CONNECTIONS} connections; ratio: median of the round pairs' ${spread(ratios)}; ` +
+          `server CPU per request ${oursCpu.toFixed(0)} µs vs ${baseCpu.toFixed(0)} µs (ratio ${(baseCpu / oursCpu).toFixed(2)})` +
           engineNote +
           headerNote,
       }),

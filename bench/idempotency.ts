@@ -1,10 +1,10 @@
 /**
  * Idempotent creates: what an Idempotency-Key costs.
  * - `http` (I1, I3): the standalone server on memory storage, loaded by autocannon, each round
- *   all three in turn (A B C, then C A B, B C A, …): POST with a fresh key a request (A), POST
+ *   all three in turn (A B C, then C A B, B C A, …): POST with a fresh key per request (A), POST
  *   without a key (B), POST replaying one key (C). I1 = A / B (target ≥ 0.85); I3 = C / A, a replay against a create (target ≥ 1: a
  *   replay costs no more than a create).
- * - `storage <backend>` (I2): `createPet` in process, 64 in flight, with a fresh key a call against
+ * - `storage <backend>` (I2): `createPet` in process, 64 in flight, with a fresh key per call against
  *   without one, alternating rounds, on SQLite, Redis or Postgres (target ≥ 0.70).
  * - `heap` (M2): heap bytes of one key record with a 36-character UUID key in the memory
  *   storage's records (run with --expose-gc; target ≤ 200).
@@ -90,7 +90,7 @@ async function http(): Promise<Row[]> {
     }
     const i1 = fresh.map((f, i) => f / (none[i] as number));
     const i3 = replay.map((r, i) => r / (fresh[i] as number));
-    const note = `${rounds}×${seconds} s a side, 32 connections, standalone server, memory`;
+    const note = `${rounds}×${seconds} s per side, 32 connections, standalone server, memory`;
     return [
       row({
         id: "I1",
@@ -150,7 +150,7 @@ async function storage(kind: BackendKind): Promise<Row[]> {
         unit: "ops/s",
         ratio: median(ratios),
         target,
-        note: `in process, ${withKey.length}×${ms / 1000} s a side; ratio: median of the round pairs' ${spread(ratios)}`,
+        note: `in process, ${withKey.length}×${ms / 1000} s per side; ratio: median of the round pairs' ${spread(ratios)}`,
       }),
     ];
   } catch (error) {

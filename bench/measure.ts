@@ -7,10 +7,10 @@ import { Unavailable } from "./backends.ts";
 import type { Row, Target } from "./report.ts";
 import { unavailable } from "./report.ts";
 
-/** True when the program runs in `--quick` mode (about a second a scenario, proves it still works). */
+/** True when the program runs in `--quick` mode (about a second per scenario, proves it still works). */
 export const QUICK = process.argv.includes("--quick");
 
-/** Runs `step` one call after another for `ms`; returns the calls and the time they took (µs a call). */
+/** Runs `step` one call after another for `ms`; returns the calls and the time they took (µs per call). */
 export async function sequential(step: (i: number) => Promise<unknown>, ms: number): Promise<number> {
   const start = performance.now();
   const deadline = start + ms;

@@ -18,7 +18,7 @@ export interface Row {
   id: string;
   /** What was measured, e.g. "memory, no filter". */
   scenario: string;
-  /** Our number (req/s, µs a page, ops/s, bytes a pet), or null when skipped or failed. */
+  /** Our number (req/s, µs per page, ops/s, bytes per pet), or null when skipped or failed. */
   ours: number | null;
   /** The baseline's number in the same run, or null when the scenario has none. */
   baseline: number | null;

@@ -136,7 +136,7 @@ async function measure(): Promise<Row[]> {
         ratio: median(ratios),
         target: TARGET,
         note:
-          `${ROUNDS}×${ROUND_SECONDS} s a side, ${CONNECTIONS} connections, autocannon in the bench process; ` +
+          `${ROUNDS}×${ROUND_SECONDS} s per side, ${CONNECTIONS} connections, autocannon in the bench process; ` +
           `ratio: median of the round pairs' ${spread(ratios)}` +
           (TARGET === null
             ? `; information only on ${CORES} cores (the load generator shares them; target ≥ 1.6× on 4 or more)`

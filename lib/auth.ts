@@ -34,7 +34,7 @@ function same(token: string, key: string): boolean {
  * constant time, so neither the length of a key nor the position of a match leaks. A token of
  * up to 256 characters is compared directly (the usual case, about 20 times cheaper than
  * hashing it); a longer one through SHA-256 digests, so that a huge token costs one hash rather
- * than one pass a key.
+ * than one pass per key.
  *
  * @example createPetStore({ auth: apiKeys(process.env.KEYS.split(",")) })
  */

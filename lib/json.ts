@@ -77,7 +77,7 @@ function petText(p: Pet): PetText {
  * Slots of the cache of pet texts (a power of two; about 2.5 MB when all are filled). The cache is
  * direct-mapped: a pet's slot is its id modulo the size, and a newer pet takes the slot of an older
  * one. Memory stays bounded, a lookup is an array read (a Map lookup, hashing the id, cost several
- * times more, twenty times a page), and consecutive ids, which pages read, never collide.
+ * times more, twenty times per page), and consecutive ids, which pages read, never collide.
  */
 const CACHE_SLOTS = 16_384;
 

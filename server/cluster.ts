@@ -1,11 +1,8 @@
 /**
- * The standalone server on every core: the primary process of a `node:cluster` forks
- * `PETSTORE_WORKERS` workers, each the whole standalone server (./server.ts) on the same port and
- * the same shared storage. The primary serves no request: it starts the workers, replaces one that
- * dies (with a back-off, so a crash loop does not spin), and stops them all gracefully.
- *
- * The messages between them: a worker sends `listening` (its URL) once it serves, or `failed` (a
- * one-line reason and an exit code) when it cannot start; the primary sends `stop`.
+ * Workers (PETSTORE_WORKERS): the primary process of a `node:cluster` forks the workers, each the
+ * whole standalone server on the same port and shared storage; it serves no request itself, starts
+ * and replaces workers (with a back-off against crash loops) and stops them. A worker tells the
+ * primary `listening` or `failed`; the primary tells a worker `stop`.
  */
 import cluster, { type Worker } from "node:cluster";
 import { ConfigError } from "./config.ts";

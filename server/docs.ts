@@ -1,12 +1,8 @@
 /**
- * The API reference page at `GET /docs`: Swagger UI, served from the swagger-ui-dist package
- * (no CDN, nothing fetched from elsewhere), reading the store's `{base}/openapi.json`. A user
- * pastes a key in "Authorize" (kept across reloads) and tries each operation from the page.
- *
- * swagger-ui-dist is an optional peer dependency (12 MB, most users embed the API without the
- * page): without it, every docs path answers `503` with a JSON error naming the package to install.
- *
- * `createDocs` is HTTP-neutral; `createDocsHandler` is its node:http form for the standalone server.
+ * `petstore-lib/docs`: the API reference page at `GET /docs`, Swagger UI from the optional
+ * package swagger-ui-dist (no CDN), reading the store's `{base}/openapi.json`; without the
+ * package every docs path answers `503` naming it. `createDocs` is HTTP-neutral,
+ * `createDocsHandler` its node:http form.
  */
 import { readFileSync } from "node:fs";
 import type { IncomingMessage, ServerResponse } from "node:http";

@@ -1,19 +1,9 @@
 /**
- * A buffered writer of log lines to a file descriptor (stdout for the standalone server).
- * Lines are appended to one string and written in chunks of 16 KiB, or 200 ms after the first
- * line of a quiet spell: a write per request would cost as much as the request itself.
- *
- * How a chunk is written depends on what the descriptor is, as for Node's own stdout:
- * - a file, /dev/null or a terminal: at once, synchronously (it cannot block for long, and a
- *   hand-off to a thread costs more than the write);
- * - a pipe or a socket: asynchronously, on libuv's thread pool, so that a reader that stops
- *   reading never stalls the server (lines wait in memory, at most 64 MiB, then are dropped).
- *
- * `end()` writes what is left, in order; lines still buffered when the process exits are
- * written synchronously then, so a crash-free exit never drops a line. The writer holds a
- * `process.once("exit")` listener only while lines wait to be written (from the first line after
- * a quiet spell until they are all written): an idle, silent or ended writer holds none, so a
- * program that starts and closes many servers leaves no listener behind.
+ * A buffered writer of log lines to a file descriptor (stdout for the standalone server): lines
+ * are written in chunks of 16 KiB or 200 ms after the first line of a quiet spell, since a write
+ * per request would cost as much as the request. A file or terminal is written synchronously, a
+ * pipe or socket asynchronously (a stalled reader never stalls the server; at most 64 MiB wait).
+ * Lines still buffered at exit are written then; no exit listener is held while nothing waits.
  */
 import { fstatSync, write, writeSync } from "node:fs";
 
