@@ -94,177 +94,188 @@ function target(request: PetStoreRequest): { path: string; query: string } {
 }
 
 /** Step 1: which route a path names, or undefined (404). */
-function route(h: Handler, path: string): Route | undefined {
-  if (path === h.collectionPath) return { kind: "collection" };
-  if (path.startsWith(h.itemPrefix)) {
-    const rawId = path.slice(h.itemPrefix.length);
+function route(handler: Handler, path: string): Route | undefined {
+  if (path === handler.collectionPath) return { kind: "collection" };
+  if (path.startsWith(handler.itemPrefix)) {
+    const rawId = path.slice(handler.itemPrefix.length);
     if (rawId === "" || rawId.includes("/")) return undefined;
     return { kind: "item", rawId };
   }
-  if (path.startsWith(`${h.basePath}/`)) {
-    const name = path.slice(h.basePath.length + 1);
-    if (Object.hasOwn(h.publicRoutes, name)) return { kind: "public", name };
+  if (path.startsWith(`${handler.basePath}/`)) {
+    const name = path.slice(handler.basePath.length + 1);
+    if (Object.hasOwn(handler.publicRoutes, name)) return { kind: "public", name };
   }
   return undefined;
 }
 
 /** The 500 response to anything unexpected, reported to onError. */
-function unexpected(h: Handler, x: Exchange, error: unknown): PetStoreResponse {
+function unexpected(handler: Handler, exchange: Exchange, error: unknown): PetStoreResponse {
   try {
-    h.onError(error, x.request);
+    handler.onError(error, exchange.request);
   } catch {}
-  return x.error(refuse("internal_error"));
+  return exchange.error(refuse("internal_error"));
 }
 
 /**
  * The response to an error an operation threw or rejected with: the contract's response for a
  * PetStoreError, a 500 reported to onError for anything else. Never throws.
  */
-function thrownResponse(h: Handler, x: Exchange, error: unknown, headers?: Record<string, string>): PetStoreResponse {
-  if (!isPetStoreError(error)) return unexpected(h, x, error);
+function thrownResponse(
+  handler: Handler,
+  exchange: Exchange,
+  error: unknown,
+  headers?: Record<string, string>,
+): PetStoreResponse {
+  if (!isPetStoreError(error)) return unexpected(handler, exchange, error);
   if (error.code === "internal_error") {
     try {
-      h.onError(error, x.request);
+      handler.onError(error, exchange.request);
     } catch {}
   }
   // An adapter's body reader refuses with the table's words: the answer names the limit, as every 413 does.
-  if (error.code === "payload_too_large") return x.error(tooLarge(h.maxBodyBytes), headers);
-  return x.error(error, headers);
+  if (error.code === "payload_too_large") return exchange.error(tooLarge(handler.maxBodyBytes), headers);
+  return exchange.error(error, headers);
 }
 
 /** The operation's response, with its failures (thrown or rejected) turned into responses too. */
 function settle(
-  h: Handler,
-  x: Exchange,
+  handler: Handler,
+  exchange: Exchange,
   headers: Record<string, string> | undefined,
   operation: () => Awaitable<PetStoreResponse>,
 ): Awaitable<PetStoreResponse> {
   try {
     const response = operation();
     if (!isPromise(response)) return response;
-    return response.then(undefined, (error: unknown) => thrownResponse(h, x, error, headers));
+    return response.then(undefined, (error: unknown) => thrownResponse(handler, exchange, error, headers));
   } catch (error) {
-    return thrownResponse(h, x, error, headers);
+    return thrownResponse(handler, exchange, error, headers);
   }
 }
 
 /** GET/HEAD {base}/pets: a page, with `Link: rel="next"` when more follow. */
-function listPetsResponse(h: Handler, x: Exchange, rawQuery: string): Awaitable<PetStoreResponse> {
+function listPetsResponse(handler: Handler, exchange: Exchange, rawQuery: string): Awaitable<PetStoreResponse> {
   const query = listQuery(rawQuery);
-  if (isRefusal(query)) return x.error(query);
-  const page = h.ops.listPets(query);
-  return isPromise(page) ? page.then((p) => pageResponse(h, x, p)) : pageResponse(h, x, page);
+  if (isRefusal(query)) return exchange.error(query);
+  const page = handler.ops.listPets(query);
+  return isPromise(page) ? page.then((p) => pageResponse(handler, exchange, p)) : pageResponse(handler, exchange, page);
 }
 
-function pageResponse(h: Handler, x: Exchange, page: PetPage): PetStoreResponse {
+function pageResponse(handler: Handler, exchange: Exchange, page: PetPage): PetStoreResponse {
   const cursor = page.nextCursor;
-  if (cursor === undefined) return x.json(200, h.json.many(page.pets));
-  let last = h.lastLink;
+  if (cursor === undefined) return exchange.json(200, handler.json.many(page.pets));
+  let last = handler.lastLink;
   // The polled first page has the same next page each time: its header is written once.
   if (last.cursor !== cursor || last.limit !== page.limit || last.status !== page.status) {
     const status = page.status === undefined ? "" : `&status=${page.status}`;
     // Flat: Node checks every header value with a regular expression, slower on a string in pieces.
-    const link = flat(`<${h.collectionPath}?limit=${page.limit}${status}&cursor=${cursor}>; rel="next"`);
-    last = h.lastLink = { limit: page.limit, status: page.status, cursor, headers: Object.freeze({ link }) };
+    const link = flat(`<${handler.collectionPath}?limit=${page.limit}${status}&cursor=${cursor}>; rel="next"`);
+    last = handler.lastLink = { limit: page.limit, status: page.status, cursor, headers: Object.freeze({ link }) };
   }
-  return x.json(200, h.json.many(page.pets), last.headers);
+  return exchange.json(200, handler.json.many(page.pets), last.headers);
 }
 
 /** GET/HEAD {base}/pets/{petId}: the pet, with the route's deprecation headers. */
-function getPetResponse(h: Handler, x: Exchange, rawId: string): Awaitable<PetStoreResponse> {
+function getPetResponse(handler: Handler, exchange: Exchange, rawId: string): Awaitable<PetStoreResponse> {
   let id = rawId;
   try {
     id = decodeURIComponent(rawId);
   } catch {}
-  const pet = h.ops.getPet(id);
+  const pet = handler.ops.getPet(id);
   return isPromise(pet)
-    ? pet.then((p) => x.json(200, h.json.one(p), h.deprecation))
-    : x.json(200, h.json.one(pet), h.deprecation);
+    ? pet.then((p) => exchange.json(200, handler.json.one(p), handler.deprecation))
+    : exchange.json(200, handler.json.one(pet), handler.deprecation);
 }
 
 /**
  * The `Idempotency-Key` of a create with the caller's scope (a digest of the token), undefined
  * without one, or the refusal of a malformed, empty or repeated one.
  */
-function idempotencyKey(x: Exchange): CheckedKey | Refusal | undefined {
-  const header = x.headers["idempotency-key"];
+function idempotencyKey(exchange: Exchange): CheckedKey | Refusal | undefined {
+  const header = exchange.headers["idempotency-key"];
   if (header === undefined) return undefined;
   const key = typeof header === "string" ? parseIdempotencyKey(header) : undefined;
   if (key === undefined) return refuse("invalid_idempotency_key");
-  return { scope: scopeOf(x.token ?? ""), key };
+  return { scope: scopeOf(exchange.token ?? ""), key };
 }
 
 /** POST {base}/pets: the idempotency key, the body's headers, then the body, then the pet. */
-function createPetResponse(h: Handler, x: Exchange): Awaitable<PetStoreResponse> {
-  const key = idempotencyKey(x);
-  if (key !== undefined && isRefusal(key)) return x.error(key);
-  const refusal = refusedBody(x.headers, h.maxBodyBytes);
-  if (refusal !== undefined) return x.error(refusal);
-  return createFromBody(h, x, key);
+function createPetResponse(handler: Handler, exchange: Exchange): Awaitable<PetStoreResponse> {
+  const key = idempotencyKey(exchange);
+  if (key !== undefined && isRefusal(key)) return exchange.error(key);
+  const refusal = refusedBody(exchange.headers, handler.maxBodyBytes);
+  if (refusal !== undefined) return exchange.error(refusal);
+  return createFromBody(handler, exchange, key);
 }
 
 /** Reads (or takes) the body and creates the pet (once per key, with one): one async step from bytes to response. */
-async function createFromBody(h: Handler, x: Exchange, key: CheckedKey | undefined): Promise<PetStoreResponse> {
-  const raw = x.request.body;
-  const body = parseJson(typeof raw === "function" ? await raw(h.maxBodyBytes) : raw, h.maxBodyBytes);
-  if (isRefusal(body)) return x.error(body);
-  const caller = { requestId: x.requestId, token: x.token };
+async function createFromBody(
+  handler: Handler,
+  exchange: Exchange,
+  key: CheckedKey | undefined,
+): Promise<PetStoreResponse> {
+  const raw = exchange.request.body;
+  const body = parseJson(typeof raw === "function" ? await raw(handler.maxBodyBytes) : raw, handler.maxBodyBytes);
+  if (isRefusal(body)) return exchange.error(body);
+  const caller = { requestId: exchange.requestId, token: exchange.token };
   const created: CreatedPet =
     key === undefined
-      ? { pet: await h.ops.createPet(body.value, caller), replayed: false }
-      : await h.ops.createPetOnce(body.value, key, caller);
-  const location = `${h.collectionPath}/${created.pet.id}`;
+      ? { pet: await handler.ops.createPet(body.value, caller), replayed: false }
+      : await handler.ops.createPetOnce(body.value, key, caller);
+  const location = `${handler.collectionPath}/${created.pet.id}`;
   const headers: Record<string, string> = created.replayed ? { location, "idempotent-replayed": "true" } : { location };
-  return x.json(201, h.json.created(created.pet), headers);
+  return exchange.json(201, handler.json.created(created.pet), headers);
 }
 
 /** Step 2: the key. The operation's response when it is accepted, else 401 (with the route's headers). */
 function authenticate(
-  h: Handler,
-  x: Exchange,
+  handler: Handler,
+  exchange: Exchange,
   headers: Record<string, string> | undefined,
   operation: () => Awaitable<PetStoreResponse>,
 ): Awaitable<PetStoreResponse> {
-  const credentials = readBearer(x.headers.authorization);
-  if (credentials.kind !== "bearer") return unauthorized(x, headers, CHALLENGE[credentials.kind]);
-  x.token = credentials.token;
-  const verdict = h.verify(credentials.token);
+  const credentials = readBearer(exchange.headers.authorization);
+  if (credentials.kind !== "bearer") return unauthorized(exchange, headers, CHALLENGE[credentials.kind]);
+  exchange.token = credentials.token;
+  const verdict = handler.verify(credentials.token);
   if (typeof verdict === "boolean") {
-    return verdict ? settle(h, x, headers, operation) : unauthorized(x, headers, CHALLENGE.invalid);
+    return verdict ? settle(handler, exchange, headers, operation) : unauthorized(exchange, headers, CHALLENGE.invalid);
   }
   return Promise.resolve(verdict)
-    .then((ok) => (ok === true ? settle(h, x, headers, operation) : unauthorized(x, headers, CHALLENGE.invalid)))
-    .then(undefined, (error: unknown) => unexpected(h, x, error)); // a verify that rejects
+    .then((ok) =>
+      ok === true ? settle(handler, exchange, headers, operation) : unauthorized(exchange, headers, CHALLENGE.invalid),
+    )
+    .then(undefined, (error: unknown) => unexpected(handler, exchange, error)); // a verify that rejects
 }
 
 /** 401, with the challenge RFC 6750 asks for and the route's own headers. */
 function unauthorized(
-  x: Exchange,
+  exchange: Exchange,
   headers: Record<string, string> | undefined,
   challenge: Record<string, string>,
 ): PetStoreResponse {
-  return x.error(refuse("unauthorized"), headers === undefined ? challenge : { ...headers, ...challenge });
+  return exchange.error(refuse("unauthorized"), headers === undefined ? challenge : { ...headers, ...challenge });
 }
 
 /** The steps in the contract's order: route and method, key, then the operation. */
-function run(h: Handler, x: Exchange): Awaitable<PetStoreResponse> {
-  const { path, query } = target(x.request);
-  const found = route(h, path);
-  if (found === undefined) return x.error(refuse("not_found"));
+function run(handler: Handler, exchange: Exchange): Awaitable<PetStoreResponse> {
+  const { path, query } = target(exchange.request);
+  const found = route(handler, path);
+  if (found === undefined) return exchange.error(refuse("not_found"));
   const collection = found.kind === "collection";
-  x.route = collection ? h.collectionPath : found.kind === "item" ? h.itemRoute : path;
-  if (x.method !== "GET" && !x.head && !(collection && x.method === "POST")) {
-    return x.error(refuse("method_not_allowed"), { allow: collection ? ALLOW_COLLECTION : ALLOW_READ });
+  exchange.route = collection ? handler.collectionPath : found.kind === "item" ? handler.itemRoute : path;
+  if (exchange.method !== "GET" && !exchange.head && !(collection && exchange.method === "POST")) {
+    return exchange.error(refuse("method_not_allowed"), { allow: collection ? ALLOW_COLLECTION : ALLOW_READ });
   }
   switch (found.kind) {
     case "public":
-      return x.json(200, (h.publicRoutes[found.name] as () => JsonText)());
+      return exchange.json(200, (handler.publicRoutes[found.name] as () => JsonText)());
     case "item":
-      return authenticate(h, x, h.deprecation, () => getPetResponse(h, x, found.rawId));
+      return authenticate(handler, exchange, handler.deprecation, () => getPetResponse(handler, exchange, found.rawId));
     default:
-      return x.method === "POST"
-        ? authenticate(h, x, undefined, () => createPetResponse(h, x))
-        : authenticate(h, x, undefined, () => listPetsResponse(h, x, query));
+      return exchange.method === "POST"
+        ? authenticate(handler, exchange, undefined, () => createPetResponse(handler, exchange))
+        : authenticate(handler, exchange, undefined, () => listPetsResponse(handler, exchange, query));
   }
 }
 
@@ -274,7 +285,7 @@ function run(h: Handler, x: Exchange): Awaitable<PetStoreResponse> {
  */
 export function createHandler(ops: CoreOperations, options: HandlerOptions) {
   const collectionPath = `${options.basePath}/pets`;
-  const h: Handler = {
+  const handler: Handler = {
     ...options,
     ops,
     json: new PetJson(),
@@ -290,29 +301,29 @@ export function createHandler(ops: CoreOperations, options: HandlerOptions) {
     lastLink: { limit: 0, status: undefined, cursor: "", headers: {} },
   };
 
-  function answer(x: Exchange): Awaitable<PetStoreResponse> {
+  function answer(exchange: Exchange): Awaitable<PetStoreResponse> {
     try {
-      const request = x.request;
-      x.headers = lowerCaseHeaders(request.headers);
-      x.requestId = requestIdOf(x.headers["x-request-id"]);
-      x.method = request.method.toUpperCase();
-      x.head = x.method === "HEAD";
-      return run(h, x);
+      const request = exchange.request;
+      exchange.headers = lowerCaseHeaders(request.headers);
+      exchange.requestId = requestIdOf(exchange.headers["x-request-id"]);
+      exchange.method = request.method.toUpperCase();
+      exchange.head = exchange.method === "HEAD";
+      return run(handler, exchange);
     } catch (error) {
-      x.requestId ||= requestIdOf(undefined);
-      return unexpected(h, x, error);
+      exchange.requestId ||= requestIdOf(undefined);
+      return unexpected(handler, exchange, error);
     }
   }
 
   const observe = options.observe;
-  const report = (x: Exchange, started: number, response: PetStoreResponse): PetStoreResponse => {
+  const report = (exchange: Exchange, started: number, response: PetStoreResponse): PetStoreResponse => {
     (observe as NonNullable<typeof observe>)({
       kind: "request",
-      method: x.method,
-      route: x.route,
+      method: exchange.method,
+      route: exchange.route,
       status: response.status,
       durationMs: performance.now() - started,
-      requestId: x.requestId,
+      requestId: exchange.requestId,
     });
     return response;
   };
@@ -322,9 +333,11 @@ export function createHandler(ops: CoreOperations, options: HandlerOptions) {
       ? (request: PetStoreRequest): Awaitable<PetStoreResponse> => answer(new Exchange(request))
       : (request: PetStoreRequest): Awaitable<PetStoreResponse> => {
           const started = performance.now();
-          const x = new Exchange(request);
-          const response = answer(x);
-          return isPromise(response) ? response.then((r) => report(x, started, r)) : report(x, started, response);
+          const exchange = new Exchange(request);
+          const response = answer(exchange);
+          return isPromise(response)
+            ? response.then((r) => report(exchange, started, r))
+            : report(exchange, started, response);
         };
 
   function handle(request: PetStoreRequest): Promise<PetStoreResponse> {
