@@ -23,15 +23,15 @@ export function newRequestId(): string {
     globalThis.crypto.getRandomValues(pool);
     next = 0;
   }
-  const o = next++ * 16;
+  const offset = next++ * 16;
   for (let i = 0; i < 16; i++) {
-    let v = pool[o + i] as number;
+    let byte = pool[offset + i] as number;
     if (i === 6)
-      v = (v & 0x0f) | 0x40; // version 4
-    else if (i === 8) v = (v & 0x3f) | 0x80; // variant 10
-    const p = AT[i] as number;
-    codes[p] = DIGITS[v >> 4] as number;
-    codes[p + 1] = DIGITS[v & 15] as number;
+      byte = (byte & 0x0f) | 0x40; // version 4
+    else if (i === 8) byte = (byte & 0x3f) | 0x80; // variant 10
+    const at = AT[i] as number;
+    codes[at] = DIGITS[byte >> 4] as number;
+    codes[at + 1] = DIGITS[byte & 15] as number;
   }
   return String.fromCharCode.apply(null, codes);
 }

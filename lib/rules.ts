@@ -106,12 +106,12 @@ export class RuleViolation extends PetStoreError {
 /** True for a RuleViolation (also one from another copy of the library: same name, valid code and status). */
 export function isRuleViolation(error: unknown): error is RuleViolation {
   if (error instanceof RuleViolation) return true;
-  const e = error as { name?: unknown; code?: unknown; status?: unknown } | null;
+  const shaped = error as { name?: unknown; code?: unknown; status?: unknown } | null;
   return (
     error instanceof PetStoreError &&
-    e?.name === "RuleViolation" &&
-    badCode(e.code) === undefined &&
-    badStatus(e.status) === undefined
+    shaped?.name === "RuleViolation" &&
+    badCode(shaped.code) === undefined &&
+    badStatus(shaped.status) === undefined
   );
 }
 

@@ -132,12 +132,12 @@ function checkOptions(options: PetStoreOptions): void {
 }
 
 function isStorage(value: unknown): value is PetStorage {
-  const s = value as Partial<Record<keyof PetStorage, unknown>> | null;
+  const candidate = value as Partial<Record<keyof PetStorage, unknown>> | null;
   return (
-    typeof s === "object" &&
-    s !== null &&
-    typeof s.kind === "string" &&
-    ["create", "get", "list", "ping", "close"].every((m) => typeof s[m as keyof PetStorage] === "function")
+    typeof candidate === "object" &&
+    candidate !== null &&
+    typeof candidate.kind === "string" &&
+    ["create", "get", "list", "ping", "close"].every((m) => typeof candidate[m as keyof PetStorage] === "function")
   );
 }
 

@@ -122,11 +122,11 @@ export function storedPet(id: number, raw: unknown, values: Keyv<unknown>, kind:
     let hit = checked[slot];
     if (hit === undefined || hit.id !== id || hit.raw !== raw) {
       hit = undefined;
-      const m = CANONICAL.exec(raw);
-      if (m !== null) {
-        const categoryId = Number(m[3]);
-        if (Number(m[1]) === id && categoryId <= MAX_ID) {
-          hit = { id, raw, name: m[2] as string, categoryId, status: m[4] as PetStatus };
+      const match = CANONICAL.exec(raw);
+      if (match !== null) {
+        const categoryId = Number(match[3]);
+        if (Number(match[1]) === id && categoryId <= MAX_ID) {
+          hit = { id, raw, name: match[2] as string, categoryId, status: match[4] as PetStatus };
           checked[slot] = hit;
         }
       }
