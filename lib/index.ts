@@ -15,6 +15,7 @@ export { isUnderBasePath, REQUEST_HEADERS } from "./http.ts";
 export type { IdempotentCreateOptions } from "./idempotency.ts";
 export { DEFAULT_IDEMPOTENCY_TTL_MS, scopeOf } from "./idempotency.ts";
 export type {
+  BreakerObservation,
   Observation,
   Observer,
   RequestObservation,
@@ -47,6 +48,7 @@ export {
   PetStatus,
   Pets,
 } from "./schemas.ts";
+export type { BreakerOptions } from "./storage/breaker.ts";
 export type { MemoryStorageOptions } from "./storage/memory.ts";
 export { memoryStorage } from "./storage/memory.ts";
 export type { OpenStorageOptions } from "./storage/open.ts";

@@ -38,7 +38,17 @@ export interface StorageObservation {
   failed: boolean;
 }
 
-export type Observation = RequestObservation | StorageObservation;
+/** The storage breaker of a store opened (calls fail fast: the backend is known to be down) or closed again. */
+export interface BreakerObservation {
+  kind: "breaker";
+  state: "open" | "closed";
+  /** The storage's `kind`. */
+  backend: string;
+  /** Failed calls in a row when it opened; 0 when it closed. */
+  failures: number;
+}
+
+export type Observation = RequestObservation | StorageObservation | BreakerObservation;
 
 /** Called synchronously with each observation; what it throws is reported to `onError` and ignored. */
 export type Observer = (observation: Observation) => void;

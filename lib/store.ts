@@ -22,6 +22,8 @@ import { checkListQuery } from "./query.ts";
 import type { PetStoreRules } from "./rules.ts";
 import { checkRules, inProcessCaller } from "./rules.ts";
 import { DEFAULT_DEPRECATED_AT, DEFAULT_SUNSET_AT } from "./schemas.ts";
+import type { BreakerOptions } from "./storage/breaker.ts";
+import { Breaker, checkBreaker } from "./storage/breaker.ts";
 import { guardStorage } from "./storage/guard.ts";
 import { memoryStorage } from "./storage/memory.ts";
 import type { PetStorage } from "./storage/port.ts";
@@ -62,6 +64,13 @@ export interface PetStoreOptions {
    * for metrics (see lib/observe.ts). It never changes an answer: what it throws goes to `onError`.
    */
   observe?: Observer;
+  /**
+   * The storage breaker (on by default): after `failures` failed storage calls in a row (5) the
+   * store answers `503 storage_unavailable` at once instead of waiting on a backend known to be
+   * down, lets one probe call through every `probeIntervalMs` (250), and closes on the first
+   * success. `false` turns it off. Memory storage has none. See docs/STORAGE.md.
+   */
+  breaker?: BreakerOptions | false;
 }
 
 /** A store's answer to one request, without a promise when nothing had to wait. */
@@ -103,6 +112,7 @@ const OPTIONS = [
   "clock",
   "rules",
   "observe",
+  "breaker",
 ];
 
 /** Throws a clear TypeError for an option that is unknown or not what it must be. */
@@ -156,6 +166,18 @@ function checkPositive(name: string, value: number): number {
   return value;
 }
 
+/** The store's breaker, telling `onChange` and `observe`; none for in-process storage or when off. */
+function openBreaker(storage: PetStorage, options: BreakerOptions | false, observe: Observer | undefined) {
+  if (options === false || storage.inProcess === true) return undefined;
+  const { onChange } = options;
+  return new Breaker(storage.kind, options, (change) => {
+    try {
+      onChange?.(change);
+    } catch {}
+    observe?.(change);
+  });
+}
+
 /**
  * Creates a pet store.
  *
@@ -175,7 +197,8 @@ export function createPetStore(options: PetStoreOptions): PetStore {
   const rules = checkRules(options.rules);
   const ttlMs = checkPositive("idempotencyTtlMs", options.idempotencyTtlMs ?? DEFAULT_IDEMPOTENCY_TTL_MS);
   const observe = options.observe === undefined ? undefined : safeObserver(options.observe, onError);
-  const guard = guardStorage({ timeoutMs, backend: storage.kind, inProcess: storage.inProcess, observe });
+  const breaker = openBreaker(storage, checkBreaker(options.breaker), observe);
+  const guard = guardStorage({ timeoutMs, backend: storage.kind, inProcess: storage.inProcess, observe, breaker });
   const ops = createOperations(storage, {
     guard,
     timeoutMs,

@@ -1,7 +1,8 @@
 /**
  * The standalone server's Prometheus metrics, built on the store's `observe` option:
  * `http_server_request_duration_seconds`, `petstore_storage_operation_duration_seconds`,
- * `petstore_storage_errors_total` and the process's default metrics, on a port of their own.
+ * `petstore_storage_errors_total`, the storage breaker's state and changes, and the process's
+ * default metrics, on a port of their own.
  * prom-client (an optional peer) is loaded only when PETSTORE_METRICS_PORT is set.
  */
 import { createServer, type Server } from "node:http";
@@ -135,6 +136,20 @@ export function createMetrics(prom: PromClient): Metrics {
     registers: [registry],
   });
 
+  const breakerOpen = new prom.Gauge({
+    name: "petstore_storage_breaker_open",
+    help: "1 while the storage breaker is open (calls answered 503 at once, the backend known to be down), else 0. Summed over workers.",
+    labelNames: ["backend"],
+    registers: [registry],
+    aggregator: "sum",
+  });
+  const breakerChanges = new prom.Counter({
+    name: "petstore_storage_breaker_changes_total",
+    help: "Times the storage breaker opened or closed.",
+    labelNames: ["backend", "state"],
+    registers: [registry],
+  });
+
   // Called for every request and storage call: no closure, and series found through maps keyed by
   // the values themselves (a key string built a call would be hashed a call: it cost a microsecond).
   const byRoute = new Map<string | undefined, Map<number, Map<string, Series>>>();
@@ -164,6 +179,11 @@ export function createMetrics(prom: PromClient): Metrics {
         byMethod.set(method, series);
       }
       requests.observe(series, o.durationMs / 1000);
+      return;
+    }
+    if (o.kind === "breaker") {
+      breakerOpen.set({ backend: o.backend }, o.state === "open" ? 1 : 0);
+      breakerChanges.inc({ backend: o.backend, state: o.state });
       return;
     }
     const { operation, backend } = o;

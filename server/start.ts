@@ -54,6 +54,12 @@ async function openStore(config: ServerConfig, options: StartOptions, logger: Lo
       basePath: config.basePath,
       idempotencyTtlMs: (config.idempotencyTtlSeconds ?? 86_400) * 1000,
       onError: (error) => logger.error({ err: error }, "unexpected error"),
+      breaker: {
+        onChange: ({ state, backend, failures }) =>
+          state === "open"
+            ? logger.warn({ backend, failures }, "storage breaker open: answering 503 at once until a probe succeeds")
+            : logger.info({ backend }, "storage breaker closed: the storage answers again"),
+      },
       ...(options.rules === undefined ? {} : { rules: options.rules }),
       ...(options.observe === undefined ? {} : { observe: options.observe }),
     });

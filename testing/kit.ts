@@ -124,6 +124,8 @@ export async function openKit(options: TestKitOptions): Promise<OpenKit> {
     store = createPetStore({
       storage,
       auth: [key],
+      // failNext(n) fails exactly n requests: no breaker turns the next ones into 503s too.
+      breaker: false,
       ...(options.basePath === undefined ? {} : { basePath: options.basePath }),
       ...(options.rules === undefined ? {} : { rules: options.rules }),
       onError,

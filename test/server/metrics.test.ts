@@ -167,6 +167,25 @@ test("metrics: a failed storage call counts in petstore_storage_errors_total (th
   );
 });
 
+test("metrics: the storage breaker's state (petstore_storage_breaker_open) and its changes are counted", async () => {
+  const { createMetrics, loadPromClient } = await import("../../server/metrics.ts");
+  const metrics = createMetrics(await loadPromClient());
+  metrics.observe({ kind: "breaker", state: "open", backend: "postgres", failures: 5 });
+  let text = await metrics.registry.metrics();
+  promtool(text);
+  assert.equal(samples(text, "petstore_storage_breaker_open"), new Map([['backend="postgres"', 1]]));
+  metrics.observe({ kind: "breaker", state: "closed", backend: "postgres", failures: 0 });
+  text = await metrics.registry.metrics();
+  assert.equal(samples(text, "petstore_storage_breaker_open"), new Map([['backend="postgres"', 0]]));
+  assert.equal(
+    samples(text, "petstore_storage_breaker_changes_total"),
+    new Map([
+      ['backend="postgres",state="open"', 1],
+      ['backend="postgres",state="closed"', 1],
+    ]),
+  );
+});
+
 test("metrics: with 2 workers one scrape gives the whole server's figures", async () => {
   const { url, origin, metrics, line, child } = await startWithMetrics({
     PETSTORE_WORKERS: "2",
