@@ -29,7 +29,8 @@ function checkOptions(options: unknown): PetStorePluginOptions {
 
 /** Copies the core's response into a hapi response. */
 function toHapi(res: PetStoreResponse, h: ResponseToolkit): ResponseObject {
-  const response = h.response(res.body).code(res.status);
+  // A 204 (a CORS preflight's answer) has no payload at all: hapi would type an empty string as HTML.
+  const response = h.response(res.status === 204 ? undefined : res.body).code(res.status);
   for (const name in res.headers) response.header(name, res.headers[name] as string);
   return response;
 }

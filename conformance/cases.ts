@@ -48,6 +48,22 @@ function linkPattern(c: Client, query: string): RegExp {
   return new RegExp(`^<${literal(`${c.base}/pets?${query}&cursor=`)}[a-z0-9]+>; rel="next"$`);
 }
 
+const CORS_ALLOWED = "Authorization, Content-Type, Idempotency-Key, X-Request-Id";
+const CORS_EXPOSED =
+  "Link, Location, X-Request-Id, Retry-After, Deprecation, Sunset, Idempotent-Replayed, WWW-Authenticate";
+
+/** A CORS preflight of `path` (under the base path) from `origin`, asking for a POST. */
+const preflight = (c: Client, path: string, origin: string): Req => ({
+  method: "OPTIONS",
+  path: `${c.base}${path}`,
+  headers: { origin, "access-control-request-method": "POST", "access-control-request-headers": "authorization" },
+});
+
+/** The answer's CORS headers (Access-Control-*). */
+function corsHeaders(answer: Answer): Record<string, string> {
+  return Object.fromEntries(Object.entries(answer.headers).filter(([name]) => name.startsWith("access-control-")));
+}
+
 /** Asserts an Error answer: status, and a body `{ code, message, status }` (plus optional details). */
 function expectError(answer: Answer, status: number, code: string): Record<string, unknown> {
   assert.equal(answer.status, status, `status (body ${answer.body})`);
@@ -517,6 +533,69 @@ const CASES: Case[] = [
       }
       ids.add((await c.send(get(c, "/pets"))).headers["x-request-id"] ?? "");
       assert.equal(ids.size, 5, "every generated id is new");
+    },
+  },
+  {
+    name: "cors: a preflight from the allowed origin is 204 before any key, with the path's methods (without CORS: 405 as any OPTIONS)",
+    async run(c) {
+      const origin = c.corsOrigin ?? "https://shop.example";
+      for (const [path, methods] of [
+        ["/pets", "GET, HEAD, POST"],
+        ["/pets/1", "GET, HEAD"],
+      ]) {
+        const answer = await c.send(preflight(c, path as string, origin));
+        if (c.corsOrigin === undefined) {
+          expectError(answer, 405, "method_not_allowed");
+          assert.deepEqual(corsHeaders(answer), {}, "CORS is off: no CORS header");
+          continue;
+        }
+        assert.equal(answer.status, 204, `preflight of ${path}`);
+        assert.equal(answer.headers["www-authenticate"], undefined, "answered before the key");
+        assert.equal(answer.headers["access-control-allow-origin"], origin);
+        assert.equal(answer.headers["access-control-allow-methods"], methods);
+        assert.equal(answer.headers["access-control-allow-headers"], CORS_ALLOWED);
+        assert.match(answer.headers["access-control-max-age"] ?? "", /^[0-9]+$/);
+        assert.match(answer.headers.vary ?? "", /\bOrigin\b/);
+      }
+    },
+  },
+  {
+    name: "cors: every answer to the allowed origin, errors included, names it and exposes the contract's headers (without CORS: none)",
+    async run(c) {
+      await c.seed(3);
+      const origin = c.corsOrigin ?? "https://shop.example";
+      const answers = [
+        await c.send(get(c, "/pets?limit=2", { ...auth(c), origin })),
+        await c.send(get(c, "/pets", { origin })),
+        await c.send(get(c, "/pets/999999", { ...auth(c), origin })),
+        await c.send(post(c, '{"name":"Rex","categoryId":1}', { ...jsonBody(c), origin })),
+      ];
+      assert.deepEqual(
+        answers.map((a) => a.status),
+        [200, 401, 404, 201],
+      );
+      expectError(answers[1] as Answer, 401, "unauthorized");
+      for (const answer of answers) {
+        if (c.corsOrigin === undefined) {
+          assert.deepEqual(corsHeaders(answer), {}, "CORS is off: no CORS header");
+          continue;
+        }
+        assert.equal(answer.headers["access-control-allow-origin"], origin);
+        assert.equal(answer.headers["access-control-expose-headers"], CORS_EXPOSED);
+        assert.match(answer.headers.vary ?? "", /\bOrigin\b/);
+      }
+    },
+  },
+  {
+    name: "cors: a preflight or a request from another origin is answered as before, with no CORS header",
+    async run(c) {
+      const other = "https://not-allowed.invalid";
+      const refused = await c.send(preflight(c, "/pets", other));
+      expectError(refused, 405, "method_not_allowed");
+      assert.equal(refused.headers.allow, "GET, HEAD, POST");
+      const page = await c.send(get(c, "/pets", { ...auth(c), origin: other }));
+      assert.equal(page.status, 200);
+      for (const answer of [refused, page]) assert.deepEqual(corsHeaders(answer), {});
     },
   },
 ];

@@ -18,6 +18,11 @@ export interface TargetBase {
    * it may start a new server.
    */
   reset(): void | Promise<void>;
+  /**
+   * The origin the target's store allows for CORS (`createPetStore({ cors: { origins: [origin] } })`).
+   * Without it, the CORS cases check that no answer carries a CORS header (CORS is off by default).
+   */
+  readonly cors?: { readonly origin: string } | undefined;
 }
 
 /** A server reached over a socket: `url` is its origin, e.g. "http://127.0.0.1:3000". */
@@ -121,6 +126,13 @@ async function inProcess(target: FetchTarget, req: Req): Promise<Answer> {
 /** The checks every answer of the API owes the contract, whatever the case. */
 export function checkEveryAnswer(req: Req, answer: Answer): void {
   const h = answer.headers;
+  if (answer.status === 204) {
+    // A CORS preflight's answer: no body, so no content type or length.
+    assert.match(h["x-request-id"] ?? "", REQUEST_ID, "x-request-id");
+    assert.equal(answer.body, "", "a 204 has no body");
+    assert.equal(h["content-length"] ?? "0", "0", "a 204 announces no body");
+    return;
+  }
   assert.equal(h["content-type"], "application/json; charset=utf-8", "content-type");
   assert.equal(h["cache-control"], "no-store", "cache-control");
   assert.match(h["x-request-id"] ?? "", REQUEST_ID, "x-request-id");
@@ -139,6 +151,8 @@ export function checkEveryAnswer(req: Req, answer: Answer): void {
 export interface Client {
   readonly base: string;
   readonly key: string;
+  /** The origin the target's store allows for CORS, when it has one. */
+  readonly corsOrigin: string | undefined;
   send(req: Req): Promise<Answer>;
   /** Creates `count` pets through POST (names "pet-1", "pet-2", … in creation order). */
   seed(count: number, status?: "available" | "pending" | "sold"): Promise<void>;
@@ -158,6 +172,7 @@ export async function onTarget(target: ConformanceTarget, body: (client: Client)
   const client: Client = {
     base,
     key: target.key,
+    corsOrigin: target.cors?.origin,
     async send(req) {
       const sent = wire(req);
       let answer: Answer;

@@ -9,6 +9,7 @@ import { readBearer } from "./auth.ts";
 import type { Awaitable } from "./awaitable.ts";
 import { isPromise } from "./awaitable.ts";
 import { parseJson, refusedBody, tooLarge } from "./body.ts";
+import type { Cors } from "./cors.ts";
 import type { Refusal } from "./errors.ts";
 import { isPetStoreError, isRefusal, refuse } from "./errors.ts";
 import type { HeaderValue, PetStoreRequest, PetStoreResponse } from "./http.ts";
@@ -35,6 +36,8 @@ export interface HandlerOptions {
   onError: (error: unknown, request: PetStoreRequest) => void;
   /** Called with each answered request (made safe by the store: it never throws). */
   observe?: ((observation: RequestObservation) => void) | undefined;
+  /** The CORS policy, when browser pages of other origins may call the API. */
+  cors?: Cors | undefined;
 }
 
 /** What every step reads: the options and what is derived from them once. */
@@ -60,6 +63,8 @@ class Exchange extends Responder {
   token: string | undefined;
   /** The template of the route the path matched (for observers), once step 1 found one. */
   route: string | undefined;
+  /** The CORS headers of every answer, when the request comes from an allowed origin. */
+  cors: Record<string, string> | undefined;
 
   constructor(readonly request: PetStoreRequest) {
     super(false, "");
@@ -67,6 +72,7 @@ class Exchange extends Responder {
     this.method = "";
     this.token = undefined;
     this.route = undefined;
+    this.cors = undefined;
   }
 }
 
@@ -257,6 +263,27 @@ function unauthorized(
   return exchange.error(refuse("unauthorized"), headers === undefined ? challenge : { ...headers, ...challenge });
 }
 
+/** A CORS preflight: `OPTIONS` asking (`Access-Control-Request-Method`) whether a page may call. */
+function isPreflight(exchange: Exchange): boolean {
+  return exchange.method === "OPTIONS" && exchange.headers["access-control-request-method"] !== undefined;
+}
+
+/** 204 to an allowed origin's preflight, before any key: the path's methods and the headers a page may send. */
+function preflight(handler: Handler, exchange: Exchange, methods: string): PetStoreResponse {
+  const cors = (handler.cors as Cors).preflightHeaders(exchange.cors as Record<string, string>, methods);
+  return {
+    status: 204,
+    headers: { "cache-control": "no-store", "x-request-id": exchange.requestId, ...cors },
+    body: "",
+  };
+}
+
+/** The answer with the CORS headers of an allowed origin. */
+function withCors(exchange: Exchange, response: PetStoreResponse): PetStoreResponse {
+  Object.assign(response.headers, exchange.cors);
+  return response;
+}
+
 /** The steps in the contract's order: route and method, key, then the operation. */
 function run(handler: Handler, exchange: Exchange): Awaitable<PetStoreResponse> {
   const { path, query } = target(exchange.request);
@@ -264,8 +291,10 @@ function run(handler: Handler, exchange: Exchange): Awaitable<PetStoreResponse> 
   if (found === undefined) return exchange.error(refuse("not_found"));
   const collection = found.kind === "collection";
   exchange.route = collection ? handler.collectionPath : found.kind === "item" ? handler.itemRoute : path;
+  const methods = collection ? ALLOW_COLLECTION : ALLOW_READ;
+  if (exchange.cors !== undefined && isPreflight(exchange)) return preflight(handler, exchange, methods);
   if (exchange.method !== "GET" && !exchange.head && !(collection && exchange.method === "POST")) {
-    return exchange.error(refuse("method_not_allowed"), { allow: collection ? ALLOW_COLLECTION : ALLOW_READ });
+    return exchange.error(refuse("method_not_allowed"), { allow: methods });
   }
   switch (found.kind) {
     case "public":
@@ -301,6 +330,7 @@ export function createHandler(ops: CoreOperations, options: HandlerOptions) {
     lastLink: { limit: 0, status: undefined, cursor: "", headers: {} },
   };
 
+  const cors = options.cors;
   function answer(exchange: Exchange): Awaitable<PetStoreResponse> {
     try {
       const request = exchange.request;
@@ -308,9 +338,20 @@ export function createHandler(ops: CoreOperations, options: HandlerOptions) {
       exchange.requestId = requestIdOf(exchange.headers["x-request-id"]);
       exchange.method = request.method.toUpperCase();
       exchange.head = exchange.method === "HEAD";
-      return run(handler, exchange);
+      if (cors !== undefined) exchange.cors = cors.answerHeaders(exchange.headers.origin);
     } catch (error) {
       exchange.requestId ||= requestIdOf(undefined);
+      return unexpected(handler, exchange, error);
+    }
+    const response = guardedRun(exchange);
+    if (exchange.cors === undefined) return response;
+    return isPromise(response) ? response.then((r) => withCors(exchange, r)) : withCors(exchange, response);
+  }
+
+  function guardedRun(exchange: Exchange): Awaitable<PetStoreResponse> {
+    try {
+      return run(handler, exchange);
+    } catch (error) {
       return unexpected(handler, exchange, error);
     }
   }

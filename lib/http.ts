@@ -19,10 +19,12 @@ export type BodyReader = (limit: number) => Promise<Uint8Array | string>;
  * the answer is the same.
  */
 export const REQUEST_HEADERS = Object.freeze([
+  "access-control-request-method",
   "authorization",
   "content-length",
   "content-type",
   "idempotency-key",
+  "origin",
   "x-request-id",
 ] as const);
 
@@ -44,7 +46,10 @@ export interface PetStoreRequest {
 /** What the core returns for every request. */
 export interface PetStoreResponse {
   status: number;
-  /** Lower-case header names. `content-length` is always set (for HEAD, that of the GET body). */
+  /**
+   * Lower-case header names. `content-length` is always set (for HEAD, that of the GET body),
+   * except on a `204` (a CORS preflight's answer), which has no body and no length.
+   */
   headers: Record<string, string>;
   /** The body text, or "" (always "" for HEAD). */
   body: string;

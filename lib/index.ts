@@ -8,6 +8,7 @@ export type { AuthOption, VerifyToken } from "./auth.ts";
 export { apiKeys } from "./auth.ts";
 export type { Awaitable } from "./awaitable.ts";
 export { isPromise } from "./awaitable.ts";
+export type { CorsOptions } from "./cors.ts";
 export type { AnyErrorCode, ErrorBody, ErrorCode, ErrorDetail } from "./errors.ts";
 export { ERRORS, isPetStoreError, PetStoreError } from "./errors.ts";
 export type { BodyReader, HeaderValue, PetStoreRequest, PetStoreResponse } from "./http.ts";

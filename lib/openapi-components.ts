@@ -5,6 +5,7 @@
  */
 import type { JsonSchema } from "@valibot/to-json-schema";
 import { toJsonSchema, toJsonSchemaDefs } from "@valibot/to-json-schema";
+import { ALLOWED_HEADERS as CORS_ALLOWED_HEADERS, EXPOSED_HEADERS as CORS_EXPOSED_HEADERS } from "./cors.ts";
 import type { AnyErrorCode, ErrorCode } from "./errors.ts";
 import { ERRORS } from "./errors.ts";
 import { REQUEST_ID_PATTERN } from "./request-id.ts";
@@ -94,6 +95,26 @@ export function headerComponents(deprecatedAt: Date, sunsetAt: Date): Record<str
       pattern: '^<[^>]+/pets>; rel="successor-version"$',
     }),
     Allow: header("The methods this path accepts.", { type: "string", examples: ["GET, HEAD, POST"] }),
+    "Access-Control-Allow-Origin": header("The page's origin (or `*` when any origin is allowed).", {
+      type: "string",
+    }),
+    "Access-Control-Allow-Methods": header("The methods this path accepts.", {
+      type: "string",
+      examples: ["GET, HEAD, POST"],
+    }),
+    "Access-Control-Allow-Headers": header("The request headers a page may send.", {
+      type: "string",
+      const: CORS_ALLOWED_HEADERS,
+    }),
+    "Access-Control-Max-Age": header("Seconds the browser may keep this answer.", {
+      type: "string",
+      pattern: "^[0-9]+$",
+    }),
+    "Access-Control-Expose-Headers": header("The headers of the contract a page's script may read.", {
+      type: "string",
+      const: CORS_EXPOSED_HEADERS,
+    }),
+    Vary: header("The answer depends on the request's `Origin`.", { type: "string", pattern: "Origin" }),
     "Idempotent-Replayed": header(
       "`true` when this answer replays the first answer to the same `Idempotency-Key` (nothing new was stored); absent otherwise.",
       { type: "string", const: "true" },

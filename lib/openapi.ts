@@ -12,6 +12,7 @@ import {
   createPetErrors,
   DEPRECATION_HEADERS,
   errorResponse,
+  HEADERS,
   headerComponents,
   headers,
   JSON_MEDIA,
@@ -73,6 +74,47 @@ function idempotencyKeyParameter(ttlMs: number): Json {
   };
 }
 
+/**
+ * A path's CORS preflight (`OPTIONS`): answered `204` before the key when the store allows the
+ * page's origin, else `405` as any method the path does not serve.
+ */
+function preflightOperation(operationId: string, methods: string, pathParameters: Json[] = []): Json {
+  return {
+    operationId,
+    summary: "CORS preflight",
+    description: `A browser asks whether a page of another origin may call this path. When the store allows the request's \`Origin\` (\`createPetStore({ cors })\`, \`PETSTORE_CORS_ORIGINS\`) and \`Access-Control-Request-Method\` is sent, the answer is \`204\` before any key, allowing \`${methods}\`; otherwise \`405\`, as for any method this path does not serve. Every other answer to an allowed origin, errors included, carries \`Access-Control-Allow-Origin\`, \`Access-Control-Expose-Headers\` and \`Vary: Origin\`.`,
+    tags: ["cors"],
+    security: [],
+    parameters: [
+      ...pathParameters,
+      { name: "Origin", in: "header", required: true, description: "The page's origin.", schema: { type: "string" } },
+      {
+        name: "Access-Control-Request-Method",
+        in: "header",
+        required: true,
+        description: "The method the page means to use.",
+        schema: { type: "string" },
+      },
+    ],
+    responses: {
+      "204": {
+        description: "The origin is allowed: what a page may send to this path.",
+        headers: {
+          "X-Request-Id": ref(`${HEADERS}X-Request-Id`),
+          "Cache-Control": ref(`${HEADERS}Cache-Control`),
+          "Access-Control-Allow-Origin": ref(`${HEADERS}Access-Control-Allow-Origin`),
+          "Access-Control-Allow-Methods": ref(`${HEADERS}Access-Control-Allow-Methods`),
+          "Access-Control-Allow-Headers": ref(`${HEADERS}Access-Control-Allow-Headers`),
+          "Access-Control-Max-Age": ref(`${HEADERS}Access-Control-Max-Age`),
+          "Access-Control-Expose-Headers": ref(`${HEADERS}Access-Control-Expose-Headers`),
+          Vary: ref(`${HEADERS}Vary`),
+        },
+      },
+      "405": ref("#/components/responses/MethodNotAllowed"),
+    },
+  };
+}
+
 function paths(
   query: Record<string, Json>,
   schemas: Record<string, Json>,
@@ -81,6 +123,13 @@ function paths(
 ): Json {
   const { description: _idDescription, ...petIdSchema } = schemas.Pet.properties.id;
   const requestId = ref("#/components/parameters/X-Request-Id");
+  const petIdParameter = {
+    name: "petId",
+    in: "path",
+    required: true,
+    description: "The identifier of the animal: a decimal integer from 1 to 9007199254740991.",
+    schema: petIdSchema,
+  };
   return {
     "/pets": {
       get: {
@@ -149,6 +198,7 @@ function paths(
           ...commonErrors(),
         },
       },
+      options: preflightOperation("preflightPets", "GET, HEAD, POST"),
     },
     "/pets/{petId}": {
       get: {
@@ -159,16 +209,7 @@ function paths(
         deprecated: true,
         "x-deprecated-sunset": sunset,
         security,
-        parameters: [
-          {
-            name: "petId",
-            in: "path",
-            required: true,
-            description: "The identifier of the animal: a decimal integer from 1 to 9007199254740991.",
-            schema: petIdSchema,
-          },
-          requestId,
-        ],
+        parameters: [petIdParameter, requestId],
         responses: {
           "200": {
             description: "The pet.",
@@ -180,6 +221,7 @@ function paths(
           ...commonErrors(DEPRECATION_HEADERS),
         },
       },
+      options: preflightOperation("preflightPet", "GET, HEAD", [petIdParameter]),
     },
   };
 }
@@ -226,7 +268,7 @@ export function buildOpenApi(options: OpenApiOptions = {}): Json {
       title: "Pet Store API",
       version: "1.0.0",
       summary: "List, add and get the animals offered in a pet store.",
-      description: `An HTTP/JSON service that manages the animals offered in a pet store. Every operation needs an API key, sent as \`Authorization: Bearer <key>\`.\n\nPaths are exact (\`${basePath}/pets/\` is not \`${basePath}/pets\`) and \`HEAD\` is accepted wherever \`GET\` is. Checks run in this order: route (\`404 not_found\`, \`405 method_not_allowed\` with \`Allow\`), key (\`401\`), content type, size and validation (\`415\`, \`413\`, \`400\`), then the operation. Every error is an \`Error\` body whose \`status\` equals the HTTP status. This document is served without a key at \`${basePath}/openapi.json\`.`,
+      description: `An HTTP/JSON service that manages the animals offered in a pet store. Every operation needs an API key, sent as \`Authorization: Bearer <key>\`.\n\nPaths are exact (\`${basePath}/pets/\` is not \`${basePath}/pets\`) and \`HEAD\` is accepted wherever \`GET\` is. Checks run in this order: route (\`404 not_found\`, \`405 method_not_allowed\` with \`Allow\`), key (\`401\`), content type, size and validation (\`415\`, \`413\`, \`400\`), then the operation. Every error is an \`Error\` body whose \`status\` equals the HTTP status. This document is served without a key at \`${basePath}/openapi.json\`.\n\nBrowser pages of other origins may call the API when the store allows their origin (CORS: \`createPetStore({ cors: { origins } })\`, \`PETSTORE_CORS_ORIGINS\` for the standalone server): preflights are answered before the key, and every answer exposes \`Link\`, \`Location\`, \`X-Request-Id\`, \`Retry-After\`, \`Deprecation\`, \`Sunset\`, \`Idempotent-Replayed\` and \`WWW-Authenticate\` to the page's script.`,
       license: { name: "MIT", identifier: "MIT" },
     },
     servers: [
@@ -234,7 +276,10 @@ export function buildOpenApi(options: OpenApiOptions = {}): Json {
       server("Staging", options.stagingUrl ?? serverDefault),
     ],
     security,
-    tags: [{ name: "pets", description: "The animals of the catalogue." }],
+    tags: [
+      { name: "pets", description: "The animals of the catalogue." },
+      { name: "cors", description: "Browser pages of other origins (CORS), when the store allows them." },
+    ],
     paths: paths(query, schemas, sunset, ruleCodes),
     components: {
       schemas,

@@ -6,6 +6,8 @@ import type { AuthOption } from "./auth.ts";
 import { toVerifier } from "./auth.ts";
 import type { Awaitable } from "./awaitable.ts";
 import { isPromise } from "./awaitable.ts";
+import type { CorsOptions } from "./cors.ts";
+import { checkCors, createCors } from "./cors.ts";
 import { isPetStoreError } from "./errors.ts";
 import { createHandler } from "./handler.ts";
 import type { PetStoreRequest, PetStoreResponse } from "./http.ts";
@@ -71,6 +73,13 @@ export interface PetStoreOptions {
    * success. `false` turns it off. Memory storage has none. See docs/STORAGE.md.
    */
   breaker?: BreakerOptions | false;
+  /**
+   * CORS for browser pages of other origins (off by default): `{ origins: ["https://shop.example"] }`
+   * or `{ origins: "*" }`, and `maxAge` (seconds a preflight is kept, default 600). A preflight from
+   * an allowed origin is answered before the key; every answer to it exposes the contract's
+   * headers. Other origins are answered as before, without CORS headers.
+   */
+  cors?: CorsOptions;
 }
 
 /** A store's answer to one request, without a promise when nothing had to wait. */
@@ -113,6 +122,7 @@ const OPTIONS = [
   "rules",
   "observe",
   "breaker",
+  "cors",
 ];
 
 /** Throws a clear TypeError for an option that is unknown or not what it must be. */
@@ -198,6 +208,7 @@ export function createPetStore(options: PetStoreOptions): PetStore {
   const ttlMs = checkPositive("idempotencyTtlMs", options.idempotencyTtlMs ?? DEFAULT_IDEMPOTENCY_TTL_MS);
   const observe = options.observe === undefined ? undefined : safeObserver(options.observe, onError);
   const breaker = openBreaker(storage, checkBreaker(options.breaker), observe);
+  const cors = checkCors(options.cors);
   const guard = guardStorage({ timeoutMs, backend: storage.kind, inProcess: storage.inProcess, observe, breaker });
   const ops = createOperations(storage, {
     guard,
@@ -215,6 +226,7 @@ export function createPetStore(options: PetStoreOptions): PetStore {
     sunset: options.sunsetAt ?? DEFAULT_SUNSET_AT,
     onError: (error) => onError(error),
     observe,
+    cors: cors === undefined ? undefined : createCors(cors),
     publicRoutes: {
       "openapi.json": openApiRoute({
         basePath,

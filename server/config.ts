@@ -43,6 +43,8 @@ export interface ServerConfig {
   workers?: number;
   /** Port of the Prometheus metrics (`GET /metrics` on HOST); undefined: no metrics. */
   metricsPort?: number;
+  /** Origins whose browser pages may call the API (CORS), or "*"; undefined: CORS off. */
+  corsOrigins?: string[] | "*";
 }
 
 /** What `loadConfig` read: the config, whether the key was generated, and whether help was asked. */
@@ -53,7 +55,7 @@ export interface LoadedConfig {
 }
 
 export const USAGE = `Usage: petstore [--port N] [--host ADDR] [--storage SPEC] [--base-path /v1] [--log-level info]
-               [--workers N|auto] [--metrics-port N] [--idempotency-ttl S]
+               [--workers N|auto] [--metrics-port N] [--idempotency-ttl S] [--cors-origins LIST]
 
 Every flag mirrors an environment variable (the flag wins):
   --port       PORT                TCP port (default 8080; 0 picks a free one)
@@ -64,6 +66,7 @@ Every flag mirrors an environment variable (the flag wins):
   --idempotency-ttl  PETSTORE_IDEMPOTENCY_TTL  seconds an Idempotency-Key is kept (default 86400)
   --workers    PETSTORE_WORKERS    processes serving the port: N or auto (one per CPU; default 1)
   --metrics-port PETSTORE_METRICS_PORT  Prometheus metrics at http://HOST:PORT/metrics (default off)
+  --cors-origins PETSTORE_CORS_ORIGINS  origins whose pages may call the API: comma-separated, or * (default off)
 API keys are read only from PETSTORE_API_KEYS (comma-separated); without it a random key is
 generated and printed once at start-up.`;
 
@@ -121,6 +124,29 @@ function parseLevel({ raw, name }: Setting): LogLevel {
   return level as LogLevel;
 }
 
+/** Allowed CORS origins: comma-separated origins (`https://shop.example`), or `*`; empty: off. */
+function parseCorsOrigins({ raw, name }: Setting): string[] | "*" | undefined {
+  const text = raw.trim();
+  if (text === "") return undefined;
+  if (text === "*") return "*";
+  const origins = text
+    .split(",")
+    .map((o) => o.trim())
+    .filter((o) => o !== "");
+  for (const origin of origins) {
+    let normal: string | undefined;
+    try {
+      normal = new URL(origin).origin;
+    } catch {}
+    if (normal !== origin) {
+      throw new ConfigError(
+        `${name}: ${JSON.stringify(origin)} is not an origin (scheme://host[:port], no path or trailing slash, e.g. https://shop.example)`,
+      );
+    }
+  }
+  return origins;
+}
+
 /** The keys of PETSTORE_API_KEYS, or one random key when it is unset or empty. Never echoes a key. */
 function readKeys(raw: string | undefined): { keys: string[]; generated: boolean } {
   if (raw === undefined || raw.trim() === "") return { keys: [randomBytes(24).toString("base64url")], generated: true };
@@ -150,6 +176,7 @@ function readFlags(argv: readonly string[]) {
         "idempotency-ttl": { type: "string" },
         workers: { type: "string" },
         "metrics-port": { type: "string" },
+        "cors-origins": { type: "string" },
         help: { type: "boolean", short: "h" },
       },
     }).values;
@@ -185,6 +212,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, argv: readonly string[] = [])
       ? pick("metrics-port", "PETSTORE_METRICS_PORT", "")
       : undefined,
   );
+  const corsOrigins = parseCorsOrigins(pick("cors-origins", "PETSTORE_CORS_ORIGINS", ""));
   if (workers > 1 && storage.raw.trim() === "memory") {
     throw new ConfigError(
       `${workersSetting.name}=${workers} needs a shared storage (sqlite:<path>, redis://…, postgres://…): memory storage lives in one process`,
@@ -202,6 +230,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, argv: readonly string[] = [])
       // Set only when asked for: the defaults (one process, no metrics) need no field.
       ...(workers > 1 ? { workers } : {}),
       ...(metricsPort === undefined ? {} : { metricsPort }),
+      ...(corsOrigins === undefined ? {} : { corsOrigins }),
     },
     generatedKey: generated,
     help: flags.help === true,

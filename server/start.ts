@@ -53,6 +53,7 @@ async function openStore(config: ServerConfig, options: StartOptions, logger: Lo
       auth: config.apiKeys,
       basePath: config.basePath,
       idempotencyTtlMs: (config.idempotencyTtlSeconds ?? 86_400) * 1000,
+      ...(config.corsOrigins === undefined ? {} : { cors: { origins: config.corsOrigins } }),
       onError: (error) => logger.error({ err: error }, "unexpected error"),
       breaker: {
         onChange: ({ state, backend, failures }) =>

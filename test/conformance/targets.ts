@@ -21,9 +21,12 @@ import type { PetStore, PetStoreRules } from "../../lib/index.ts";
 import { createPetStore } from "../../lib/index.ts";
 import { startServer } from "../../server/index.ts";
 import { createLogger } from "../../server/logger.ts";
+import { CORS_ORIGIN } from "../support/conformance-origin.ts";
 import { runtimeTargets } from "./runtimes.ts";
 
 export const KEY = "conformance-key";
+/** Every target's store allows one origin for CORS (the runtimes' children too). */
+const CORS = { origins: [CORS_ORIGIN] };
 
 /** A request as a case writes it; header names in any case. */
 export interface Req {
@@ -86,7 +89,7 @@ function textHeaders(headers: Record<string, unknown>): Record<string, string> {
 const direct: Target = {
   name: "handle()",
   async open(setup = {}) {
-    const store = createPetStore({ auth: [KEY], ...setup });
+    const store = createPetStore({ auth: [KEY], cors: CORS, ...setup });
     return {
       store,
       send: (req) =>
@@ -104,7 +107,7 @@ const direct: Target = {
 const nodeMocks: Target = {
   name: "node-http (node-mocks-http)",
   async open(setup = {}) {
-    const store = createPetStore({ auth: [KEY], ...setup });
+    const store = createPetStore({ auth: [KEY], cors: CORS, ...setup });
     const listener = createNodeHandler(store);
     return {
       store,
@@ -146,7 +149,7 @@ const nodeMocks: Target = {
 const hapi: Target = {
   name: "hapi (server.inject)",
   async open(setup = {}) {
-    const store = createPetStore({ auth: [KEY], ...setup });
+    const store = createPetStore({ auth: [KEY], cors: CORS, ...setup });
     const server = Hapi.server();
     await server.register({ plugin: petStorePlugin, options: { store } });
     // shot always adds Content-Length; on the wire a chunked request has none (Node refuses both).
@@ -213,7 +216,15 @@ const standalone: Target = {
   overSocket: true,
   async open(setup = {}) {
     const server = await startServer(
-      { port: 0, host: "127.0.0.1", storage: "memory", basePath: "/v1", logLevel: "silent", apiKeys: [KEY] },
+      {
+        port: 0,
+        host: "127.0.0.1",
+        storage: "memory",
+        basePath: "/v1",
+        logLevel: "silent",
+        apiKeys: [KEY],
+        corsOrigins: [CORS_ORIGIN],
+      },
       { logger: createLogger("silent"), ...setup },
     );
     const client = overHttp(server.port);
@@ -247,7 +258,7 @@ const fastify: Target = {
   name: "fastify plugin (socket)",
   overSocket: true,
   async open(setup = {}) {
-    const store = createPetStore({ auth: [KEY], ...setup });
+    const store = createPetStore({ auth: [KEY], cors: CORS, ...setup });
     const app = Fastify({ frameworkErrors: petStoreFrameworkErrors(store) });
     app.get("/host", async () => ({ host: true })); // the host's own route beside the plugin
     await app.register(fastifyPlugin, { store });
@@ -274,7 +285,7 @@ function expressTarget(name: string, express: typeof express5, mount?: string): 
     basePath,
     overSocket: true,
     async open(setup = {}) {
-      const store = createPetStore({ auth: [KEY], basePath, ...setup });
+      const store = createPetStore({ auth: [KEY], basePath, cors: CORS, ...setup });
       const app = express();
       if (mount) app.use(mount, createNodeHandler(store));
       else app.use(createNodeHandler(store));
@@ -323,7 +334,7 @@ export function toRequest(req: Req, origin = "http://127.0.0.1"): Request {
 const fetchDirect: Target = {
   name: "fetch handler (in process)",
   async open(setup = {}) {
-    const store = createPetStore({ auth: [KEY], ...setup });
+    const store = createPetStore({ auth: [KEY], cors: CORS, ...setup });
     const handler = createFetchHandler(store);
     return {
       store,

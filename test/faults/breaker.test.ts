@@ -10,6 +10,7 @@ import * as assert from "uvu/assert";
 import { POSTGRES_URL, RUN, serviceAvailable } from "../storage/services.ts";
 import type { Child } from "../support/server-child.ts";
 import { spawnServer, startedUrl } from "../support/server-child.ts";
+import type { TcpProxy } from "../support/tcp-proxy.ts";
 import { tcpProxy } from "../support/tcp-proxy.ts";
 import type { LoadResult, OwnRedis, Pet } from "./support.ts";
 import {
@@ -104,8 +105,10 @@ async function finish(child: Child, base: string, acked: Map<number, Pet>, pid: 
 
 let redis: OwnRedis | undefined;
 const children: Child[] = [];
+const proxies: TcpProxy[] = [];
 test.after(async () => {
   for (const child of children) await child.stop();
+  for (const proxy of proxies) await proxy.cut();
   await redis?.kill();
   if (redis) rmSync(redis.dir, { recursive: true, force: true });
 });
@@ -136,6 +139,7 @@ if (serviceAvailable("postgres", "breaker under load")) {
   test("breaker: Postgres frozen, then killed (a proxy holds its bytes, then drops it), under load: 503s at once while open, 2xx within a second of its return, no 201 lost", async () => {
     const target = new URL(POSTGRES_URL);
     const proxy = tcpProxy(await freePort(), target.hostname, Number(target.port) || 5432);
+    proxies.push(proxy);
     await proxy.start();
     const url = new URL(POSTGRES_URL);
     url.host = `127.0.0.1:${proxy.port}`;
@@ -146,7 +150,6 @@ if (serviceAvailable("postgres", "breaker under load")) {
     await outage(child, base, acked, { name: "postgres frozen", down: () => proxy.freeze(), up: () => proxy.thaw() });
     await outage(child, base, acked, { name: "postgres killed", down: () => proxy.cut(), up: () => proxy.start() });
     await finish(child, base, acked, pid);
-    await proxy.cut();
   });
 }
 

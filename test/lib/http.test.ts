@@ -634,8 +634,8 @@ test("close(): closes the storage once, however often it is called", async () =>
   assert.is(closed, 1);
 });
 
-test("REQUEST_HEADERS lists every header the core reads, on every route and refusal", async () => {
-  const store = createPetStore({ auth: [KEY] });
+test("REQUEST_HEADERS lists every header the core reads, on every route and refusal, CORS included", async () => {
+  const store = createPetStore({ auth: [KEY], cors: { origins: ["https://shop.example"] } });
   const read = new Set<string>();
   // Headers that record each name the core looks up (a header absent here reads as undefined).
   const watched = (headers: Record<string, string>) =>
@@ -655,6 +655,8 @@ test("REQUEST_HEADERS lists every header the core reads, on every route and refu
     ["GET", "/v1/pets", {}],
     ["PUT", "/v1/pets", { authorization: AUTH }],
     ["GET", "/v1/openapi.json", {}],
+    ["OPTIONS", "/v1/pets", { origin: "https://shop.example", "access-control-request-method": "POST" }],
+    ["GET", "/v1/pets", { origin: "https://other.example", authorization: AUTH }],
     [
       "POST",
       "/v1/pets",
@@ -675,7 +677,7 @@ test("REQUEST_HEADERS lists every header the core reads, on every route and refu
     const res = await store.handle({ method, path, query, headers: watched(headers), body: text });
     assert.type(res.status, "number");
   }
-  for (const name of ["authorization", "content-type", "idempotency-key", "x-request-id"]) assert.ok(read.has(name));
+  for (const name of REQUEST_HEADERS) assert.ok(read.has(name), `${name} is read`);
   const unlisted = [...read].filter((name) => !(REQUEST_HEADERS as readonly string[]).includes(name));
   assert.equal(unlisted, [], `read but not in REQUEST_HEADERS: ${unlisted.join(", ")}`);
 });

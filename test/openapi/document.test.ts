@@ -36,11 +36,30 @@ test("openapi: the document is OpenAPI 3.1 of interface version 1.0.0", () => {
   assert.is(doc.info.version, "1.0.0");
 });
 
-test("openapi: the operations are listPets (GET /pets), createPet (POST /pets) and getPet (GET /pets/{petId}), nothing else", () => {
+test("openapi: the operations are listPets (GET /pets), createPet (POST /pets) and getPet (GET /pets/{petId}), and each path's CORS preflight (OPTIONS), nothing else", () => {
   const found = Object.entries<Json>(doc.paths).flatMap(([path, item]) =>
     Object.entries<Json>(item).map(([method, op]) => `${op.operationId} ${method.toUpperCase()} ${path}`),
   );
-  assert.equal(found.sort(), ["createPet POST /pets", "getPet GET /pets/{petId}", "listPets GET /pets"]);
+  assert.equal(found.sort(), [
+    "createPet POST /pets",
+    "getPet GET /pets/{petId}",
+    "listPets GET /pets",
+    "preflightPet OPTIONS /pets/{petId}",
+    "preflightPets OPTIONS /pets",
+  ]);
+});
+
+test("openapi: a CORS preflight needs no key and answers 204 (the origin allowed) or 405, with the Access-Control headers", () => {
+  for (const [path, methods] of [
+    ["/pets", "GET, HEAD, POST"],
+    ["/pets/{petId}", "GET, HEAD"],
+  ] as const) {
+    const op = doc.paths[path].options;
+    assert.equal(op.security, [], "answered before the key");
+    assert.equal(Object.keys(op.responses).sort(), ["204", "405"]);
+    assert.ok(op.description.includes(methods), op.description);
+    assert.ok("Access-Control-Allow-Origin" in op.responses["204"].headers);
+  }
 });
 
 test("openapi: every operation requires the bearer security scheme", () => {

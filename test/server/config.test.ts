@@ -136,6 +136,26 @@ test("server: a key given as a flag is refused (keys come only from PETSTORE_API
   await expectExit2({ PORT: "0" }, ["--api-keys", "k"], /PETSTORE_API_KEYS/);
 });
 
+test("config: PETSTORE_CORS_ORIGINS (or --cors-origins) turns CORS on for comma-separated origins, or *", () => {
+  const load = (env: Record<string, string>, argv: string[] = []) =>
+    loadConfig({ PETSTORE_API_KEYS: "k1", ...env }, argv).config.corsOrigins;
+  assert.is(load({}), undefined, "off by default");
+  assert.equal(load({ PETSTORE_CORS_ORIGINS: "https://shop.example, http://localhost:5173" }), [
+    "https://shop.example",
+    "http://localhost:5173",
+  ]);
+  assert.is(load({ PETSTORE_CORS_ORIGINS: "*" }), "*");
+  assert.equal(load({ PETSTORE_CORS_ORIGINS: "*" }, ["--cors-origins", "https://a.example"]), ["https://a.example"]);
+  assert.throws(
+    () => load({ PETSTORE_CORS_ORIGINS: "https://shop.example/" }),
+    /^PETSTORE_CORS_ORIGINS: "https:\/\/shop\.example\/" is not an origin/,
+  );
+  assert.throws(
+    () => load({}, ["--cors-origins", "shop.example"]),
+    /^--cors-origins: "shop\.example" is not an origin/,
+  );
+});
+
 test("config: an error names the flag when the value came from one, else the variable", () => {
   const cases: [Record<string, string>, string[], RegExp][] = [
     [{}, ["--workers", "abc"], /^--workers must be auto or an integer/],

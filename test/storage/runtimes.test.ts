@@ -10,6 +10,7 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import type { SocketTarget } from "../../conformance/index.ts";
 import { conformanceCases } from "../../conformance/index.ts";
+import { CORS_ORIGIN } from "../support/conformance-origin.ts";
 import type { Runtime } from "../support/runtimes.ts";
 import { runtimeAvailable, startChild } from "../support/runtimes.ts";
 import { bundleWorker, COMPATIBILITY } from "../support/worker.ts";
@@ -33,6 +34,7 @@ for (const runtime of ["bun", "deno"] as Runtime[]) {
       const target: SocketTarget = {
         basePath: "/v1",
         key: "conformance-key",
+        cors: { origin: CORS_ORIGIN }, // the child's store allows it
         url: `http://127.0.0.1:${child.port}`,
         async reset() {
           await child.command("reset"); // a fresh namespace: an empty store

@@ -14,6 +14,7 @@ import { createInterface } from "node:readline";
 import { createFetchHandler } from "../../adapters/fetch.ts";
 import type { PetStore } from "../../lib/index.ts";
 import { createPetStore, openStorage } from "../../lib/index.ts";
+import { CORS_ORIGIN } from "./conformance-origin.ts";
 
 declare const Bun:
   | { serve(options: { port: number; hostname: string; fetch: (r: Request) => Promise<Response> }): { port: number } }
@@ -43,7 +44,7 @@ async function reset(): Promise<void> {
   const old = store;
   generation++;
   const storage = await openStorage(spec.replaceAll("{ns}", `${namespace}_${generation}`));
-  store = createPetStore({ auth: [key], storage });
+  store = createPetStore({ auth: [key], storage, cors: { origins: [CORS_ORIGIN] } });
   handler = createFetchHandler(store);
   await old?.close();
 }

@@ -8,9 +8,10 @@
 import { createFetchHandler } from "../../adapters/fetch.ts";
 import type { PetStore } from "../../lib/index.ts";
 import { createPetStore } from "../../lib/index.ts";
+import { CORS_ORIGIN } from "./conformance-origin.ts";
 
 const KEY = "conformance-key";
-let store: PetStore = createPetStore({ auth: [KEY] });
+let store: PetStore = createPetStore({ auth: [KEY], cors: { origins: [CORS_ORIGIN] } });
 let handler = createFetchHandler(store);
 
 export default {
@@ -18,7 +19,7 @@ export default {
   async scheduled(event: { cron: string }) {
     if (event.cron === "reset") {
       const old = store;
-      store = createPetStore({ auth: [KEY] });
+      store = createPetStore({ auth: [KEY], cors: { origins: [CORS_ORIGIN] } });
       handler = createFetchHandler(store);
       await old.close();
     } else if (event.cron.startsWith("seed ")) await store.createPet(JSON.parse(event.cron.slice(5)));
