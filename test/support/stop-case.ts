@@ -199,8 +199,12 @@ export async function runStopCase(launch: Launch, workers: number, stopCase: Sto
     assertNoRepeat(program.stdout());
     assert.equal(await leftRunning(leader), [], "nothing of the server left running");
   } catch (error) {
+    const { message, actual, expects } = error as Error & { actual?: unknown; expects?: unknown };
+    const values =
+      actual === undefined ? "" : ` (actual ${JSON.stringify(actual)}, expected ${JSON.stringify(expects)})`;
+    const output = `--- stdout:\n${program.stdout()}\n--- stderr:\n${program.stderr()}`;
     (error as Error).message =
-      `${stopCase.name} (${workers} process${workers > 1 ? "es" : ""}): ${(error as Error).message}`;
+      `${stopCase.name} (${workers} process${workers > 1 ? "es" : ""}): ${message}${values}\n${output}`;
     throw error;
   } finally {
     try {
