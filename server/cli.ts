@@ -1,12 +1,12 @@
 /**
  * The `petstore` command (`npm start`, `npx petstore`): reads the configuration, starts one server
  * or the workers of a cluster (PETSTORE_WORKERS) and the metrics server (PETSTORE_METRICS_PORT),
- * prints the start-up line, and stops gracefully on SIGTERM/SIGINT. A start that cannot work is
- * one line on stderr and exit code 2.
+ * prints the start-up line, and stops gracefully on SIGTERM/SIGINT, however many copies of the
+ * signal arrive (see countStops). A start that cannot work is one line on stderr and exit code 2.
  */
 import { realpathSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { inWorker, startCluster } from "./cluster.ts";
+import { type ClusterOptions, inWorker, startCluster } from "./cluster.ts";
 import type { LoadedConfig } from "./config.ts";
 import { loadConfig, USAGE } from "./config.ts";
 import { DOCS_PACKAGE, docsAvailable } from "./docs-files.ts";
@@ -37,24 +37,42 @@ async function dieInWorker(error: unknown): Promise<never> {
   process.exit(code);
 }
 
+/** What `startAll` started. `close(signal)` stops it all gracefully (the signal for the workers' logs). */
+interface Started {
+  url: string;
+  workers: number;
+  metricsUrl: string | undefined;
+  close(signal?: NodeJS.Signals): Promise<void>;
+}
+
 /**
  * Starts what `main` runs: one server, or (PETSTORE_WORKERS > 1) the workers of a cluster, and the
  * metrics server when PETSTORE_METRICS_PORT is set. In a worker: one server, its metrics answered
- * to the primary's aggregator instead of served.
+ * to the primary's aggregator instead of served. `onWorkerSignal`: a signal a worker passed on.
  */
-async function startAll(loaded: LoadedConfig, logger: Logger) {
+async function startAll(
+  loaded: LoadedConfig,
+  logger: Logger,
+  onWorkerSignal: NonNullable<ClusterOptions["onSignal"]>,
+): Promise<Started> {
   const { config } = loaded;
   const worker = inWorker.active;
   const workers = worker ? 1 : (config.workers ?? 1);
   const prom = config.metricsPort === undefined ? undefined : await loadPromClient();
   let url: string;
-  let stopServing: () => Promise<void>;
+  let stopServing: (signal?: NodeJS.Signals) => Promise<void>;
   let render: (() => Promise<string>) | undefined;
   let contentType = "";
   if (workers > 1) {
     // The workers read the same environment and flags; a key generated here is handed to them.
     const env: Record<string, string> = loaded.generatedKey ? { PETSTORE_API_KEYS: config.apiKeys.join(",") } : {};
-    const running = await startCluster({ count: workers, logger, env, stopTimeoutMs: 15_000 });
+    const running = await startCluster({
+      count: workers,
+      logger,
+      env,
+      stopTimeoutMs: 15_000,
+      onSignal: onWorkerSignal,
+    });
     url = running.url;
     stopServing = running.close;
     if (prom !== undefined) {
@@ -90,11 +108,53 @@ async function startAll(loaded: LoadedConfig, logger: Logger) {
     url,
     workers,
     metricsUrl: metricsServer?.url,
-    close(): Promise<void> {
-      const stopping = stopServing(); // called at once: the port stops accepting before anything else
+    close(signal?: NodeJS.Signals): Promise<void> {
+      const stopping = stopServing(signal); // called at once: the port stops accepting before anything else
       return stopping.then(() => metricsServer?.close());
     },
   };
+}
+
+/** Signals within this time of the first are the same request to stop (ms); a later one exits at once. */
+export const SAME_STOP_MS = 1000;
+
+/** How a request to stop counts: the first stops, one within `windowMs` of it is the same, a later one exits. */
+export type StopCount = "stop" | "same" | "exit";
+
+/**
+ * Counts the requests to stop by when they arrived (epoch ms): a terminal's Ctrl-C reaches every
+ * process of the group and npm passes it on again, and a service manager signals every process of
+ * the service, so the copies of one request come within a moment; a deliberate second one later.
+ */
+export function countStops(windowMs = SAME_STOP_MS): (at: number) => StopCount {
+  let first: number | undefined;
+  return (at) => {
+    if (first === undefined) {
+      first = at;
+      return "stop";
+    }
+    return at - first < windowMs ? "same" : "exit";
+  };
+}
+
+/** Stops `server` gracefully, logs it, and exits 0. `viaWorker`: the worker that got the signal. */
+async function stopAndExit(
+  server: Started,
+  signal: NodeJS.Signals,
+  logger: Logger,
+  viaWorker?: number,
+): Promise<never> {
+  const closing = server.close(signal); // stops accepting at once, before anything else happens
+  logger.info({ signal, ...(viaWorker === undefined ? {} : { viaWorker }) }, "shutting down");
+  logger.flush(); // operators (and tests) see it now, not at the next 200 ms tick
+  try {
+    await closing;
+    logger.info("stopped");
+  } catch (error) {
+    logger.error({ err: error }, "error while stopping");
+  }
+  await flushLogs(logger);
+  process.exit(0);
 }
 
 /** Runs the server as `npm start` / the `petstore` command does, until SIGTERM or SIGINT. */
@@ -114,45 +174,47 @@ export async function main(argv: readonly string[] = process.argv.slice(2), env 
   const logger = createLogger(config.logLevel);
   // Signals are handled from the start: one arriving while the storage opens stops the server
   // as soon as it is up, instead of killing the process half-way.
-  let server: { close(): Promise<void> } | undefined;
-  let signalled: NodeJS.Signals | undefined;
-  const stop = async (signal: NodeJS.Signals) => {
-    if (signalled !== undefined) {
+  let server: Started | undefined;
+  let asked: { signal: NodeJS.Signals; viaWorker?: number } | undefined; // the stop, once asked for
+  let exiting = false;
+  const count = countStops();
+  /** A request to stop: a signal here, or (in the primary) one a worker got and passed on. */
+  const request = (signal: NodeJS.Signals, at = Date.now(), from?: number) => {
+    const counted = count(at);
+    if (counted === "same") {
+      logger.debug({ signal, ...(from === undefined ? {} : { viaWorker: from }) }, "stop already under way");
+    } else if (counted === "exit") {
+      if (exiting) return;
+      exiting = true;
+      // Workers exit as soon as the primary's channel closes (node:cluster): none is left behind.
       logger.warn({ signal }, "second signal: exiting now");
-      process.exit(1); // pino writes what is pending on exit
+      void flushLogs(logger, 500).then(() => process.exit(1));
+    } else if (asked === undefined) {
+      asked = { signal, ...(from === undefined ? {} : { viaWorker: from }) };
+      if (server !== undefined) void stopAndExit(server, signal, logger, from);
     }
-    signalled = signal;
-    if (server === undefined) return; // still starting: see below
-    const closing = server.close(); // stops accepting at once, before anything else happens
-    logger.info({ signal }, "shutting down");
-    logger.flush(); // operators (and tests) see it now, not at the next 200 ms tick
-    try {
-      await closing;
-      logger.info("stopped");
-    } catch (error) {
-      logger.error({ err: error }, "error while stopping");
-    }
-    await flushLogs(logger);
-    process.exit(0);
   };
-  process.on("SIGTERM", stop);
-  process.on("SIGINT", stop);
-  // A worker is stopped by its primary (once; a SIGINT from a terminal may have come first).
-  if (worker) inWorker.onStop(() => signalled === undefined && void stop("SIGTERM"));
+  // A worker leaves the decision to the primary, which stops every worker; without a primary to
+  // tell (its channel closed), it stops by itself.
+  const onSignal = (signal: NodeJS.Signals) => (worker && inWorker.passOn(signal) ? undefined : request(signal));
+  process.on("SIGTERM", onSignal);
+  process.on("SIGINT", onSignal);
+  if (worker)
+    inWorker.onStop((signal) => {
+      if (asked !== undefined) return;
+      asked = { signal };
+      if (server !== undefined) void stopAndExit(server, signal, logger);
+    });
 
-  let started: Awaited<ReturnType<typeof startAll>>;
+  let started: Started;
   try {
-    started = await startAll(loaded, logger);
+    started = await startAll(loaded, logger, request);
   } catch (error) {
     if (worker) await dieInWorker(error);
     die(error);
   }
   server = started;
-  if (signalled !== undefined) {
-    const signal = signalled;
-    signalled = undefined;
-    return stop(signal);
-  }
+  if (asked !== undefined) return void stopAndExit(started, asked.signal, logger, asked.viaWorker);
   if (worker) {
     await inWorker.tell({ type: "petstore:listening", url: started.url }); // the primary prints the line
     return;

@@ -2,7 +2,7 @@
  * Workers (PETSTORE_WORKERS): the primary process of a `node:cluster` forks the workers, each the
  * whole standalone server on the same port and shared storage; it serves no request itself, starts
  * and replaces workers (with a back-off against crash loops) and stops them. A worker tells the
- * primary `listening` or `failed`; the primary tells a worker `stop`.
+ * primary `listening`, `failed` or a `signal` it got; the primary tells a worker `stop`.
  */
 import cluster, { type Worker } from "node:cluster";
 import { ConfigError } from "./config.ts";
@@ -10,9 +10,15 @@ import type { Logger } from "./logger.ts";
 
 export type WorkerMessage =
   | { type: "petstore:listening"; url: string }
-  | { type: "petstore:failed"; message: string; code: number };
+  | { type: "petstore:failed"; message: string; code: number }
+  /** A signal that reached the worker (`at`: when, in epoch ms), for the primary to count as a request to stop. */
+  | { type: "petstore:signal"; signal: NodeJS.Signals; at: number };
 
-export const STOP_MESSAGE = { type: "petstore:stop" } as const;
+/** The primary's message to a worker: stop gracefully (`signal`: the one that started the stop). */
+export interface StopMessage {
+  type: "petstore:stop";
+  signal: NodeJS.Signals;
+}
 
 export interface ClusterOptions {
   /** How many workers serve the port. */
@@ -22,6 +28,8 @@ export interface ClusterOptions {
   env?: Record<string, string>;
   /** Time a stopping worker gets before it is killed (ms; its own grace plus a margin). */
   stopTimeoutMs?: number;
+  /** Called with each signal a worker got and passed on (the worker does not stop by itself). */
+  onSignal?: (signal: NodeJS.Signals, at: number, worker: number) => void;
 }
 
 export interface RunningCluster {
@@ -29,8 +37,11 @@ export interface RunningCluster {
   url: string;
   /** The pids of the workers now serving. */
   pids(): number[];
-  /** Stops every worker gracefully (each finishes its requests in flight); resolves once all exited. Idempotent. */
-  close(): Promise<void>;
+  /**
+   * Stops every worker gracefully (each finishes its requests in flight); resolves once all exited.
+   * Idempotent. `signal` is the one that started the stop, for the workers' logs.
+   */
+  close(signal?: NodeJS.Signals): Promise<void>;
 }
 
 /** The pause before a dead worker is replaced: none for a first death, then doubling up to 30 s. */
@@ -41,7 +52,7 @@ export function restartDelay(recentDeaths: number): number {
 /** Deaths within this window count as a crash loop. */
 const CRASH_WINDOW_MS = 60_000;
 
-const isMessage = (m: unknown): m is WorkerMessage =>
+const isMessage = (m: unknown): m is WorkerMessage | StopMessage =>
   typeof m === "object" && m !== null && typeof (m as { type?: unknown }).type === "string";
 
 /**
@@ -72,6 +83,10 @@ export function startCluster(options: ClusterOptions): Promise<RunningCluster> {
         if (!isMessage(message)) return;
         if (message.type === "petstore:failed") {
           failure = message.message;
+          return;
+        }
+        if (message.type === "petstore:signal") {
+          options.onSignal?.(message.signal, message.at, worker.process.pid as number);
           return;
         }
         if (message.type !== "petstore:listening") return;
@@ -112,7 +127,8 @@ export function startCluster(options: ClusterOptions): Promise<RunningCluster> {
     }
 
     /** Asks every worker to stop, and kills those that do not exit in time. */
-    function stopAll(): Promise<void> {
+    function stopAll(signal: NodeJS.Signals = "SIGTERM"): Promise<void> {
+      const stop: StopMessage = { type: "petstore:stop", signal };
       stopping ??= (async () => {
         const workers = Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined);
         await Promise.all(
@@ -128,7 +144,7 @@ export function startCluster(options: ClusterOptions): Promise<RunningCluster> {
                   clearTimeout(timer);
                   done();
                 });
-                if (worker.isConnected()) worker.send(STOP_MESSAGE, (error: Error | null) => error && worker.kill());
+                if (worker.isConnected()) worker.send(stop, (error: Error | null) => error && worker.kill());
                 else worker.process.kill("SIGTERM");
               }),
           ),
@@ -142,16 +158,23 @@ export function startCluster(options: ClusterOptions): Promise<RunningCluster> {
 }
 
 /**
- * In a worker: calls `stop` when the primary asks (once), and tells the primary how starting went.
+ * In a worker: calls `stop` when the primary asks, tells the primary how starting went, and passes
+ * on the signals that reach the worker.
  */
 export const inWorker = {
   get active(): boolean {
     return cluster.isWorker;
   },
-  onStop(stop: () => void): void {
+  onStop(stop: (signal: NodeJS.Signals) => void): void {
     process.on("message", (message: unknown) => {
-      if (isMessage(message as WorkerMessage) && (message as { type: string }).type === STOP_MESSAGE.type) stop();
+      if (isMessage(message) && message.type === "petstore:stop") stop(message.signal);
     });
+  },
+  /** Passes a signal on to the primary; false when there is no primary to tell (its channel is closed). */
+  passOn(signal: NodeJS.Signals): boolean {
+    if (process.send === undefined || !process.connected) return false;
+    process.send({ type: "petstore:signal", signal, at: Date.now() } satisfies WorkerMessage);
+    return true;
   },
   tell(message: WorkerMessage): Promise<void> {
     return new Promise((resolve) => {

@@ -25,9 +25,10 @@ function mayBlock(fd: number): boolean {
 
 export class LineWriter {
   private buffered = "";
-  private pending: Buffer | undefined; // bytes handed to the kernel and not yet confirmed
+  private inFlight: Buffer | undefined; // bytes handed to an asynchronous write, not yet confirmed
+  private refused: Buffer | undefined; // bytes a write refused (EAGAIN: the reader is slow), to send again
   private timer: NodeJS.Timeout | undefined;
-  private retry: NodeJS.Timeout | undefined; // after EAGAIN: the reader is slow
+  private retry: NodeJS.Timeout | undefined; // sends `refused` again
   private idle: (() => void)[] = [];
   private readonly sync: boolean;
   private readonly onExit = () => this.flushSync();
@@ -77,7 +78,7 @@ export class LineWriter {
       this.settle();
       return;
     }
-    if (this.pending !== undefined) return; // the write in flight starts the next one
+    if (this.inFlight !== undefined || this.refused !== undefined) return; // that write starts the next one
     if (this.buffered === "") {
       this.settle();
       return;
@@ -102,13 +103,14 @@ export class LineWriter {
   }
 
   private send(bytes: Buffer): void {
-    this.pending = bytes;
+    this.inFlight = bytes;
     write(this.fd, bytes, 0, bytes.length, null, (error, written) => {
-      this.pending = undefined;
+      this.inFlight = undefined;
       if (error && (error as NodeJS.ErrnoException).code === "EAGAIN") {
-        this.pending = bytes;
+        this.refused = bytes;
         this.retry = setTimeout(() => {
           this.retry = undefined;
+          this.refused = undefined;
           this.send(bytes);
         }, 10);
         // Nothing to wait for unless somebody waits in end(): a slow reader must not keep a process alive.
@@ -123,7 +125,7 @@ export class LineWriter {
 
   /** Everything is written: nothing to do at exit any more, and whoever waited is told. */
   private settle(): void {
-    if (this.hooked && this.pending === undefined && this.buffered === "") this.unhook();
+    if (this.hooked && this.inFlight === undefined && this.refused === undefined && this.buffered === "") this.unhook();
     for (const resolve of this.idle.splice(0)) resolve();
   }
 
@@ -138,21 +140,24 @@ export class LineWriter {
 
   /**
    * Writes everything now: at process exit (where nothing asynchronous runs any more, `last`),
-   * and for every chunk when the descriptor is a file or a terminal.
+   * and for every chunk when the descriptor is a file or a terminal. At exit, bytes in flight are
+   * taken as written: the write has almost always happened and only its callback is still to
+   * come, so writing them again would repeat lines.
    */
   flushSync(last = true): void {
     if (last) {
       this.unhook();
       clearTimeout(this.retry);
+      this.inFlight = undefined;
     }
     clearTimeout(this.timer);
     this.timer = undefined;
-    if (this.pending === undefined && this.buffered === "") return;
+    if (this.inFlight !== undefined || (this.refused === undefined && this.buffered === "")) return;
     let rest =
-      this.pending === undefined
+      this.refused === undefined
         ? Buffer.from(this.buffered)
-        : Buffer.concat([this.pending, Buffer.from(this.buffered)]);
-    this.pending = undefined;
+        : Buffer.concat([this.refused, Buffer.from(this.buffered)]);
+    this.refused = undefined;
     this.buffered = "";
     for (let tries = 0; rest.length > 0 && tries < 1000; tries++) {
       try {

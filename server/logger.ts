@@ -88,17 +88,26 @@ export function requestLogger(logger: Logger): RequestLogger {
   };
 }
 
+/** The end of each logger's own destination, once `flushLogs` began it. */
+const endings = new WeakMap<Logger, Promise<void>>();
+
 /**
  * Writes every pending line, in order, and closes the logger's own destination; call it last,
- * before exiting. Resolves within `ms` even if stdout is stuck (never rejects).
+ * before exiting (a second call waits for the same end). Resolves within `ms` even if stdout is
+ * stuck (never rejects).
  */
 export function flushLogs(logger: Logger, ms = 2000): Promise<void> {
-  const dest = destinations.get(logger);
-  if (dest === undefined) return Promise.resolve();
-  destinations.delete(logger);
+  let ending = endings.get(logger);
+  if (ending === undefined) {
+    const dest = destinations.get(logger);
+    if (dest === undefined) return Promise.resolve();
+    ending = dest.end();
+    endings.set(logger, ending);
+  }
+  const ended = ending;
   return new Promise((resolve) => {
     const timer = setTimeout(resolve, ms);
-    dest.end().then(() => {
+    void ended.then(() => {
       clearTimeout(timer);
       resolve();
     });

@@ -1,6 +1,7 @@
 /**
  * The log writer: every line arrives, in order, whatever stdout is; a file gets its chunks at
- * once; a pipe whose reader stops reading never stalls the writer (lines wait in memory).
+ * once; a pipe whose reader stops reading never stalls the writer (lines wait in memory); an exit
+ * with a write under way writes no line twice.
  */
 import { spawn } from "node:child_process";
 import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from "node:fs";
@@ -123,6 +124,18 @@ test("line writer: with atomicLines, multi-byte and long lines still arrive whol
   child.stdout.on("data", (chunk: Buffer) => chunks.push(chunk));
   assert.is(await new Promise<number | null>((resolve) => child.on("exit", resolve)), 0);
   assert.ok(Buffer.concat(chunks).toString("utf8") === expected, "the bytes differ");
+});
+
+test("line writer: a process that exits while a write is under way writes each line once", async () => {
+  for (let round = 0; round < 3; round++) {
+    const args = ["--import", "tsx", CHILD, "3", "plain", "single", "exit"];
+    const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "ignore"] });
+    const chunks: Buffer[] = [];
+    child.stdout.on("data", (chunk: Buffer) => chunks.push(chunk));
+    const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
+    assert.is(code, 1);
+    assert.equal(numbered(Buffer.concat(chunks).toString("utf8")), [0, 1, 2]);
+  }
 });
 
 test.run();

@@ -23,16 +23,18 @@ export interface Program {
 /**
  * Starts `node --import tsx <args>` in the repository with `env` added to the current environment
  * (or, with `inheritEnv: false`, with exactly `env`). With `command`, runs that executable with
- * `args` instead (e.g. `npm` with `["start"]`).
+ * `args` instead (e.g. `npm` with `["start"]`); `cwd` runs it elsewhere, `detached` makes it the
+ * leader of a process group of its own (as a terminal's job is).
  */
 export function startProgram(
   args: string[],
   env: Record<string, string> = {},
-  options: { inheritEnv?: boolean; command?: string } = {},
+  options: { inheritEnv?: boolean; command?: string; cwd?: string; detached?: boolean } = {},
 ): Program {
   const [file, argv] = options.command ? [options.command, args] : [process.execPath, ["--import", "tsx", ...args]];
   const child = spawn(file, argv, {
-    cwd: ROOT,
+    cwd: options.cwd ?? ROOT,
+    detached: options.detached ?? false,
     env: options.inheritEnv === false ? env : { ...process.env, ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
