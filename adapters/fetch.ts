@@ -42,6 +42,15 @@ function small(length: string | undefined, limit: number): boolean {
   return length !== undefined && /^[0-9]+$/.test(length) && Number(length) <= limit;
 }
 
+/**
+ * workerd answers a request before its body is read and drops `Connection: close`, so a client
+ * still sending the body meets a reset instead of the answer: there an unwanted body is read and
+ * dropped first, up to DRAIN_BYTES (past that, the connection is closed, as everywhere).
+ */
+const DROPS_CONNECTION_CLOSE =
+  (globalThis as { navigator?: { userAgent?: string } }).navigator?.userAgent === "Cloudflare-Workers";
+const DRAIN_BYTES = 1024 * 1024;
+
 /** A request's body stream, read for the core on demand (only requests with a body make one). */
 class StreamBody {
   /** The core asked for it. */
@@ -54,6 +63,13 @@ class StreamBody {
     private readonly request: Request,
     private readonly stream: ReadableStream<Uint8Array>,
   ) {}
+
+  /** Reads and drops the whole body, up to DRAIN_BYTES; true when it was all read. */
+  async drop(): Promise<boolean> {
+    if (this.taken()) return false;
+    this.complete = await dropRest(this.stream.getReader(), DRAIN_BYTES);
+    return this.complete;
+  }
 
   /** True when something else read or is reading the body. */
   taken(): boolean {
@@ -73,7 +89,8 @@ class StreamBody {
         if (done) break;
         size += value.byteLength;
         if (size > limit) {
-          reader.cancel().catch(() => {}); // stop the upload: nothing more of it is wanted
+          if (DROPS_CONNECTION_CLOSE) this.complete = await dropRest(reader, DRAIN_BYTES - size);
+          else reader.cancel().catch(() => {}); // stop the upload: nothing more of it is wanted
           throw new PetStoreError("payload_too_large");
         }
         chunks.push(value);
@@ -106,14 +123,38 @@ function toResponse(answer: PetStoreResponse): Response {
  */
 function finish(answer: PetStoreResponse, body: StreamBody | undefined, length: string | undefined, limit: number) {
   if (body === undefined || body.complete) return toResponse(answer);
-  if (!body.used && !body.taken() && small(length, limit)) {
+  const unread = !body.used && !body.taken();
+  if (unread && small(length, limit)) {
     return body.bytes(limit).then(
       () => toResponse(answer),
       () => toResponse(answer),
     );
   }
+  if (unread && DROPS_CONNECTION_CLOSE && (length === undefined || small(length, DRAIN_BYTES))) {
+    return body.drop().then((drained) => {
+      if (!drained) answer.headers.connection = "close";
+      return toResponse(answer);
+    });
+  }
   answer.headers.connection = "close";
   return toResponse(answer);
+}
+
+/** Reads and drops what is left of a body, at most `max` bytes more; true when it was all read. */
+async function dropRest(reader: ReadableStreamDefaultReader<Uint8Array>, max: number): Promise<boolean> {
+  let left = max;
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) return true;
+      left -= value.byteLength;
+      if (left < 0) break;
+    }
+  } catch {
+    return false;
+  }
+  reader.cancel().catch(() => {});
+  return false;
 }
 
 /**
