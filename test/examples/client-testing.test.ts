@@ -24,10 +24,11 @@ test("examples/client-testing with uvu: the client's tests (seed, reset, retry o
 });
 
 test("examples/client-testing with node:test: the same kit under Node's own runner passes", async () => {
-  const { code, stdout, stderr } = await runProgram(["--test", "examples/client-testing/pet-client.node-test.ts"], {
-    NO_COLOR: "1",
-    FORCE_COLOR: "0",
-  });
+  // TAP named: since Node 23 the default reporter is "spec" even when the output is not a terminal.
+  const { code, stdout, stderr } = await runProgram(
+    ["--test", "--test-reporter=tap", "examples/client-testing/pet-client.node-test.ts"],
+    { NO_COLOR: "1", FORCE_COLOR: "0" },
+  );
   const out = plain(stdout);
   assert.is(code, 0, `node --test failed:\n${out}\n${stderr}`);
   assert.match(out, /^# pass 3$/m);

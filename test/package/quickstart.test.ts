@@ -1,7 +1,8 @@
 /**
  * The README's Quick start works for a new user. For each use (hapi, Node http, unit tests), in a
  * new empty folder: the README's set-up commands exactly (`npm init -y`, `npm pkg set type=module`,
- * the installs), with `petstore-lib` installed from the packed tarball, then its code blocks saved
+ * the installs), with `petstore-lib` installed as the README says to before publication (the
+ * tarball `npm pack` writes in a copy of the repository, by its path), then its code blocks saved
  * under the file names it gives, then its run commands. A server must print the API's URL with
  * PORT=0 and answer there (401 without a key, 200 with the README's key); the unit tests must pass.
  * Packages come from the npm cache where it has them, else from the registry.
@@ -9,7 +10,7 @@
 import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { ROOT } from "../support/program.ts";
@@ -72,6 +73,16 @@ function within<T>(promise: Promise<T>, ms: number, what: () => string): Promise
 function userEnv(): NodeJS.ProcessEnv {
   return npmEnv({ PORT: "0", NO_COLOR: "1", npm_config_prefer_offline: "true", npm_config_loglevel: "error" });
 }
+
+test("quick start: before publication, the README installs the tarball npm pack writes, by its path, as this test does", () => {
+  const said = /`npm ci && npm pack`[^`]*`(petstore-lib-[^`\s]+\.tgz)`[^`]*`npm install \/path\/to\/([^`\s]+)`/.exec(
+    README,
+  );
+  assert.ok(said, "README: `npm ci && npm pack` writes `<tarball>`, then `npm install /path/to/<tarball>`");
+  const file = basename(packedPackage().tarball);
+  assert.is(said[1], file, "the tarball's name in the README is the one npm pack writes");
+  assert.is(said[2], file, "the README installs that file");
+});
 
 for (const use of USES) {
   test(`quick start (${use}): the README's commands and code run as written in a new npm init -y project`, async () => {

@@ -191,11 +191,19 @@ test("limits: 1,000 headers of 100 bytes (100 KB of headers) are answered 431", 
   assert.is(answerOf(outcome).status, 431);
 });
 
-test("limits: 2,500 tiny headers (under the size limit, over Node's count) get a contract 4xx (401 without a key)", async () => {
+// Node 20 drops the headers over its count (2000 lines) and the store answers; Node 22 and later
+// refuse more than 1000 headers with 431 themselves, before the store sees the request.
+const REFUSES_HEADER_COUNT = Number(process.versions.node.split(".")[0]) >= 22;
+
+test(`limits: 2,500 tiny headers (under the size limit, over Node's count) get a 4xx: ${REFUSES_HEADER_COUNT ? "431 from Node" : "401 without a key"}`, async () => {
   const headers: [string, string][] = Array.from({ length: 2500 }, (_, i) => [`h${i}`, "1"]);
   const outcome = await rawExchange(server.port, [head("GET", "/v1/pets", [...headers, ["connection", "close"]])]);
-  assert.is(answerOf(outcome).status, 401);
-  assert.is(codeOf(outcome), "unauthorized");
+  if (REFUSES_HEADER_COUNT) {
+    assert.is(answerOf(outcome).status, 431);
+  } else {
+    assert.is(answerOf(outcome).status, 401);
+    assert.is(codeOf(outcome), "unauthorized");
+  }
 });
 
 test("limits: an Authorization header of 20 KB is answered 431; one of 10 KB gets 401", async () => {
