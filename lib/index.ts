@@ -23,7 +23,7 @@ export type {
   StorageObservation,
   StorageOperation,
 } from "./observe.ts";
-export type { OpenApiOptions } from "./openapi.ts";
+export type { OpenApiDocument, OpenApiOptions } from "./openapi.ts";
 export { buildOpenApi } from "./openapi.ts";
 export type {
   CreateContext,

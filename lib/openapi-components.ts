@@ -9,6 +9,7 @@ import { ALLOWED_HEADERS as CORS_ALLOWED_HEADERS, EXPOSED_HEADERS as CORS_EXPOSE
 import type { AnyErrorCode, ErrorCode } from "./errors.ts";
 import { ERRORS } from "./errors.ts";
 import { REQUEST_ID_PATTERN } from "./request-id.ts";
+import type { RuleCodeDeclaration } from "./rules.ts";
 import { ErrorSchema, ListQuery, MAX_ID, NewPet, Pet, PetStatus, Pets } from "./schemas.ts";
 
 /** A JSON value of the document (kept loose on purpose: the document is data, checked by tests and lint). */
@@ -16,11 +17,7 @@ import { ErrorSchema, ListQuery, MAX_ID, NewPet, Pet, PetStatus, Pets } from "./
 export type Json = any;
 
 /** A rule code the application declares, as the document lists it. */
-export interface RuleCode {
-  code: string;
-  status: number;
-  description: string;
-}
+export type RuleCode = RuleCodeDeclaration;
 
 export const JSON_MEDIA = "application/json";
 export const SCHEMAS = "#/components/schemas/";

@@ -102,6 +102,10 @@ rmSync(TEMP, { recursive: true, force: true });
 mkdirSync(TEMP, { recursive: true });
 mkdirSync(REPORTS, { recursive: true });
 
+/** The names the root entry (`petstore-lib`) exports, from its report: another entry may use them unexported. */
+const rootNames = new Set<string>();
+const FORGOTTEN = /The symbol "([^"]+)" needs to be exported/;
+
 const problems: string[] = [];
 for (const [subpath, target] of Object.entries(pkg.exports)) {
   if (NOT_CODE.has(subpath)) continue;
@@ -127,6 +131,12 @@ for (const [subpath, target] of Object.entries(pkg.exports)) {
     messageCallback(message) {
       message.handled = true; // progress lines (category "console") are left out
       if (message.category === ExtractorMessageCategory.Console) return;
+      // A signature may use a type of the root entry (a user imports it from there); any other
+      // unexported type is one a user could not name.
+      const forgotten = message.messageId === "ae-forgotten-export" ? FORGOTTEN.exec(message.text)?.[1] : undefined;
+      if (forgotten !== undefined && (subpath === "." || !rootNames.has(forgotten))) {
+        messages.push(`  ${message.formatMessageWithLocation(ROOT)} (export it from ${label})`);
+      }
       if (message.logLevel === ExtractorLogLevel.Error || message.logLevel === ExtractorLogLevel.Warning) {
         messages.push(`  ${message.logLevel}: ${message.formatMessageWithLocation(ROOT)}`);
       }
@@ -134,6 +144,13 @@ for (const [subpath, target] of Object.entries(pkg.exports)) {
   });
   const committed = config.reportFilePath;
   const fresh = config.reportTempFilePath;
+  if (subpath === ".") {
+    for (const m of readFileSync(fresh, "utf8").matchAll(
+      /^export (?:declare )?(?:abstract )?(?:interface|type|function|const|class|enum|let) (\w+)/gm,
+    )) {
+      rootNames.add(m[1] as string);
+    }
+  }
   if (messages.length > 0) problems.push(`${label}: API Extractor says:\n${messages.join("\n")}`);
   if (update) {
     console.log(`${label}: ${result.apiReportChanged ? "updated" : "unchanged"} ${committed.slice(ROOT.length)}`);

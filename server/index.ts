@@ -4,7 +4,8 @@
  * command (`main()`). Everything else in this folder is the server's own.
  */
 export { main } from "./cli.ts";
-export type { LoadedConfig, ServerConfig } from "./config.ts";
+export type { LoadedConfig, LogLevel, ServerConfig } from "./config.ts";
 export { ConfigError, loadConfig } from "./config.ts";
+export type { Logger } from "./logger.ts";
 export type { RunningServer, StartOptions } from "./start.ts";
 export { startServer } from "./start.ts";

@@ -15,11 +15,8 @@ export interface BreakerOptions {
   /** While open, one call in this many ms goes to the backend as a probe. Default 250. */
   probeIntervalMs?: number;
   /** Called when the breaker opens or closes (what it throws is ignored). */
-  onChange?: (change: BreakerChange) => void;
+  onChange?: (change: BreakerObservation) => void;
 }
-
-/** What `onChange` (and `observe`) is told: the breaker opened or closed. */
-export type BreakerChange = BreakerObservation;
 
 export const DEFAULT_BREAKER = { failures: 5, probeIntervalMs: 250 } as const;
 
@@ -42,7 +39,7 @@ export class Breaker {
   constructor(
     private readonly backend: string,
     options: BreakerOptions,
-    private readonly tell: (change: BreakerChange) => void,
+    private readonly tell: (change: BreakerObservation) => void,
   ) {
     this.threshold = options.failures ?? DEFAULT_BREAKER.failures;
     this.probeIntervalMs = options.probeIntervalMs ?? DEFAULT_BREAKER.probeIntervalMs;
