@@ -4,77 +4,24 @@
  * contract's order of checks: `route` (404, 405), `authenticate` (401), then the operation's
  * response (`listPetsResponse`, `getPetResponse`, `createPetResponse`).
  */
-import type { VerifyToken } from "./auth.ts";
+
+import { createPetResponse, getPetResponse, listPetsResponse } from "./answers.ts";
 import { readBearer } from "./auth.ts";
 import type { Awaitable } from "./awaitable.ts";
 import { isPromise } from "./awaitable.ts";
-import { parseJson, refusedBody, tooLarge } from "./body.ts";
+import { tooLarge } from "./body.ts";
 import type { Cors } from "./cors.ts";
-import type { Refusal } from "./errors.ts";
-import { isPetStoreError, isRefusal, refuse } from "./errors.ts";
-import type { HeaderValue, PetStoreRequest, PetStoreResponse } from "./http.ts";
+import { isPetStoreError, refuse } from "./errors.ts";
+import type { Handler, HandlerOptions } from "./exchange.ts";
+import { Exchange } from "./exchange.ts";
+import type { PetStoreRequest, PetStoreResponse } from "./http.ts";
 import { lowerCaseHeaders } from "./http.ts";
-import type { CheckedKey } from "./idempotency.ts";
-import { parseIdempotencyKey, scopeOf } from "./idempotency.ts";
 import type { JsonText } from "./json.ts";
-import { flat, PetJson } from "./json.ts";
-import type { RequestObservation } from "./observe.ts";
-import type { CoreOperations, CreatedPet, PetPage } from "./operations.ts";
-import { listQuery } from "./query.ts";
+import { PetJson } from "./json.ts";
+import type { CoreOperations } from "./operations.ts";
 import { requestIdOf } from "./request-id.ts";
-import { Responder } from "./response.ts";
 
-export interface HandlerOptions {
-  basePath: string;
-  maxBodyBytes: number;
-  verify: VerifyToken;
-  /** Unix seconds of the getPet deprecation (RFC 9745 `Deprecation: @<seconds>`). */
-  deprecatedAt: number;
-  sunset: Date;
-  /** Documents under the base path served without a key (the OpenAPI document), by name. */
-  publicRoutes?: Readonly<Record<string, () => JsonText>>;
-  onError: (error: unknown, request: PetStoreRequest) => void;
-  /** Called with each answered request (made safe by the store: it never throws). */
-  observe?: ((observation: RequestObservation) => void) | undefined;
-  /** The CORS policy, when browser pages of other origins may call the API. */
-  cors?: Cors | undefined;
-}
-
-/** What every step reads: the options and what is derived from them once. */
-interface Handler extends HandlerOptions {
-  ops: CoreOperations;
-  json: PetJson;
-  collectionPath: string;
-  itemPrefix: string;
-  /** The item route's template, "{base}/pets/{petId}". */
-  itemRoute: string;
-  /** The headers of every answer of the getPet route (its deprecation). */
-  deprecation: Record<string, string>;
-  publicRoutes: Readonly<Record<string, () => JsonText>>;
-  /** The last `Link: rel="next"` header written, by its page's limit, status and next cursor. */
-  lastLink: { limit: number; status: string | undefined; cursor: string; headers: Record<string, string> };
-}
-
-/** One request on its way through the steps: what they read of it, computed once, and its answers. */
-class Exchange extends Responder {
-  headers: Readonly<Record<string, HeaderValue>>;
-  method: string;
-  /** The accepted bearer token, once authenticated: only ever turned into a scope. */
-  token: string | undefined;
-  /** The template of the route the path matched (for observers), once step 1 found one. */
-  route: string | undefined;
-  /** The CORS headers of every answer, when the request comes from an allowed origin. */
-  cors: Record<string, string> | undefined;
-
-  constructor(readonly request: PetStoreRequest) {
-    super(false, "");
-    this.headers = {};
-    this.method = "";
-    this.token = undefined;
-    this.route = undefined;
-    this.cors = undefined;
-  }
-}
+export type { HandlerOptions } from "./exchange.ts";
 
 type Route = { kind: "collection" } | { kind: "item"; rawId: string } | { kind: "public"; name: string };
 
@@ -157,80 +104,6 @@ function settle(
   } catch (error) {
     return thrownResponse(handler, exchange, error, headers);
   }
-}
-
-/** GET/HEAD {base}/pets: a page, with `Link: rel="next"` when more follow. */
-function listPetsResponse(handler: Handler, exchange: Exchange, rawQuery: string): Awaitable<PetStoreResponse> {
-  const query = listQuery(rawQuery);
-  if (isRefusal(query)) return exchange.error(query);
-  const page = handler.ops.listPets(query);
-  return isPromise(page) ? page.then((p) => pageResponse(handler, exchange, p)) : pageResponse(handler, exchange, page);
-}
-
-function pageResponse(handler: Handler, exchange: Exchange, page: PetPage): PetStoreResponse {
-  const cursor = page.nextCursor;
-  if (cursor === undefined) return exchange.json(200, handler.json.many(page.pets));
-  let last = handler.lastLink;
-  // The polled first page has the same next page each time: its header is written once.
-  if (last.cursor !== cursor || last.limit !== page.limit || last.status !== page.status) {
-    const status = page.status === undefined ? "" : `&status=${page.status}`;
-    // Flat: Node checks every header value with a regular expression, slower on a string in pieces.
-    const link = flat(`<${handler.collectionPath}?limit=${page.limit}${status}&cursor=${cursor}>; rel="next"`);
-    last = handler.lastLink = { limit: page.limit, status: page.status, cursor, headers: Object.freeze({ link }) };
-  }
-  return exchange.json(200, handler.json.many(page.pets), last.headers);
-}
-
-/** GET/HEAD {base}/pets/{petId}: the pet, with the route's deprecation headers. */
-function getPetResponse(handler: Handler, exchange: Exchange, rawId: string): Awaitable<PetStoreResponse> {
-  let id = rawId;
-  try {
-    id = decodeURIComponent(rawId);
-  } catch {}
-  const pet = handler.ops.getPet(id);
-  return isPromise(pet)
-    ? pet.then((p) => exchange.json(200, handler.json.one(p), handler.deprecation))
-    : exchange.json(200, handler.json.one(pet), handler.deprecation);
-}
-
-/**
- * The `Idempotency-Key` of a create with the caller's scope (a digest of the token), undefined
- * without one, or the refusal of a malformed, empty or repeated one.
- */
-function idempotencyKey(exchange: Exchange): CheckedKey | Refusal | undefined {
-  const header = exchange.headers["idempotency-key"];
-  if (header === undefined) return undefined;
-  const key = typeof header === "string" ? parseIdempotencyKey(header) : undefined;
-  if (key === undefined) return refuse("invalid_idempotency_key");
-  return { scope: scopeOf(exchange.token ?? ""), key };
-}
-
-/** POST {base}/pets: the idempotency key, the body's headers, then the body, then the pet. */
-function createPetResponse(handler: Handler, exchange: Exchange): Awaitable<PetStoreResponse> {
-  const key = idempotencyKey(exchange);
-  if (key !== undefined && isRefusal(key)) return exchange.error(key);
-  const refusal = refusedBody(exchange.headers, handler.maxBodyBytes);
-  if (refusal !== undefined) return exchange.error(refusal);
-  return createFromBody(handler, exchange, key);
-}
-
-/** Reads (or takes) the body and creates the pet (once per key, with one): one async step from bytes to response. */
-async function createFromBody(
-  handler: Handler,
-  exchange: Exchange,
-  key: CheckedKey | undefined,
-): Promise<PetStoreResponse> {
-  const raw = exchange.request.body;
-  const body = parseJson(typeof raw === "function" ? await raw(handler.maxBodyBytes) : raw, handler.maxBodyBytes);
-  if (isRefusal(body)) return exchange.error(body);
-  const caller = { requestId: exchange.requestId, token: exchange.token };
-  const created: CreatedPet =
-    key === undefined
-      ? { pet: await handler.ops.createPet(body.value, caller), replayed: false }
-      : await handler.ops.createPetOnce(body.value, key, caller);
-  const location = `${handler.collectionPath}/${created.pet.id}`;
-  const headers: Record<string, string> = created.replayed ? { location, "idempotent-replayed": "true" } : { location };
-  return exchange.json(201, handler.json.created(created.pet), headers);
 }
 
 /** Step 2: the key. The operation's response when it is accepted, else 401 (with the route's headers). */

@@ -1,0 +1,91 @@
+/**
+ * Step 3 of the handler, the operations' answers: a page with its `Link`, one pet with the
+ * deprecation headers, and a create (idempotency key, body headers, body, then the pet). What
+ * they throw or reject with, the handler turns into the contract's answers.
+ */
+import type { Awaitable } from "./awaitable.ts";
+import { isPromise } from "./awaitable.ts";
+import { parseJson, refusedBody } from "./body.ts";
+import type { Refusal } from "./errors.ts";
+import { isRefusal, refuse } from "./errors.ts";
+import type { Exchange, Handler } from "./exchange.ts";
+import type { PetStoreResponse } from "./http.ts";
+import type { CheckedKey } from "./idempotency.ts";
+import { parseIdempotencyKey, scopeOf } from "./idempotency.ts";
+import { flat } from "./json.ts";
+import type { CreatedPet, PetPage } from "./operations.ts";
+import { listQuery } from "./query.ts";
+
+/** GET/HEAD {base}/pets: a page, with `Link: rel="next"` when more follow. */
+export function listPetsResponse(handler: Handler, exchange: Exchange, rawQuery: string): Awaitable<PetStoreResponse> {
+  const query = listQuery(rawQuery);
+  if (isRefusal(query)) return exchange.error(query);
+  const page = handler.ops.listPets(query);
+  return isPromise(page) ? page.then((p) => pageResponse(handler, exchange, p)) : pageResponse(handler, exchange, page);
+}
+
+function pageResponse(handler: Handler, exchange: Exchange, page: PetPage): PetStoreResponse {
+  const cursor = page.nextCursor;
+  if (cursor === undefined) return exchange.json(200, handler.json.many(page.pets));
+  let last = handler.lastLink;
+  // The polled first page has the same next page each time: its header is written once.
+  if (last.cursor !== cursor || last.limit !== page.limit || last.status !== page.status) {
+    const status = page.status === undefined ? "" : `&status=${page.status}`;
+    // Flat: Node checks every header value with a regular expression, slower on a string in pieces.
+    const link = flat(`<${handler.collectionPath}?limit=${page.limit}${status}&cursor=${cursor}>; rel="next"`);
+    last = handler.lastLink = { limit: page.limit, status: page.status, cursor, headers: Object.freeze({ link }) };
+  }
+  return exchange.json(200, handler.json.many(page.pets), last.headers);
+}
+
+/** GET/HEAD {base}/pets/{petId}: the pet, with the route's deprecation headers. */
+export function getPetResponse(handler: Handler, exchange: Exchange, rawId: string): Awaitable<PetStoreResponse> {
+  let id = rawId;
+  try {
+    id = decodeURIComponent(rawId);
+  } catch {}
+  const pet = handler.ops.getPet(id);
+  return isPromise(pet)
+    ? pet.then((p) => exchange.json(200, handler.json.one(p), handler.deprecation))
+    : exchange.json(200, handler.json.one(pet), handler.deprecation);
+}
+
+/**
+ * The `Idempotency-Key` of a create with the caller's scope (a digest of the token), undefined
+ * without one, or the refusal of a malformed, empty or repeated one.
+ */
+function idempotencyKey(exchange: Exchange): CheckedKey | Refusal | undefined {
+  const header = exchange.headers["idempotency-key"];
+  if (header === undefined) return undefined;
+  const key = typeof header === "string" ? parseIdempotencyKey(header) : undefined;
+  if (key === undefined) return refuse("invalid_idempotency_key");
+  return { scope: scopeOf(exchange.token ?? ""), key };
+}
+
+/** POST {base}/pets: the idempotency key, the body's headers, then the body, then the pet. */
+export function createPetResponse(handler: Handler, exchange: Exchange): Awaitable<PetStoreResponse> {
+  const key = idempotencyKey(exchange);
+  if (key !== undefined && isRefusal(key)) return exchange.error(key);
+  const refusal = refusedBody(exchange.headers, handler.maxBodyBytes);
+  if (refusal !== undefined) return exchange.error(refusal);
+  return createFromBody(handler, exchange, key);
+}
+
+/** Reads (or takes) the body and creates the pet (once per key, with one): one async step from bytes to response. */
+async function createFromBody(
+  handler: Handler,
+  exchange: Exchange,
+  key: CheckedKey | undefined,
+): Promise<PetStoreResponse> {
+  const raw = exchange.request.body;
+  const body = parseJson(typeof raw === "function" ? await raw(handler.maxBodyBytes) : raw, handler.maxBodyBytes);
+  if (isRefusal(body)) return exchange.error(body);
+  const caller = { requestId: exchange.requestId, token: exchange.token };
+  const created: CreatedPet =
+    key === undefined
+      ? { pet: await handler.ops.createPet(body.value, caller), replayed: false }
+      : await handler.ops.createPetOnce(body.value, key, caller);
+  const location = `${handler.collectionPath}/${created.pet.id}`;
+  const headers: Record<string, string> = created.replayed ? { location, "idempotent-replayed": "true" } : { location };
+  return exchange.json(201, handler.json.created(created.pet), headers);
+}

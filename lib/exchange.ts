@@ -1,0 +1,64 @@
+/**
+ * What the handler's steps share: the store's options and what is derived from them once
+ * (`Handler`), and one request on its way through the steps, with its answers (`Exchange`, a
+ * `Responder` that also knows the request, its headers, method, token, route and CORS headers).
+ */
+import type { VerifyToken } from "./auth.ts";
+import type { Cors } from "./cors.ts";
+import type { HeaderValue, PetStoreRequest } from "./http.ts";
+import type { JsonText, PetJson } from "./json.ts";
+import type { RequestObservation } from "./observe.ts";
+import type { CoreOperations } from "./operations.ts";
+import { Responder } from "./response.ts";
+
+export interface HandlerOptions {
+  basePath: string;
+  maxBodyBytes: number;
+  verify: VerifyToken;
+  /** Unix seconds of the getPet deprecation (RFC 9745 `Deprecation: @<seconds>`). */
+  deprecatedAt: number;
+  sunset: Date;
+  /** Documents under the base path served without a key (the OpenAPI document), by name. */
+  publicRoutes?: Readonly<Record<string, () => JsonText>>;
+  onError: (error: unknown, request: PetStoreRequest) => void;
+  /** Called with each answered request (made safe by the store: it never throws). */
+  observe?: ((observation: RequestObservation) => void) | undefined;
+  /** The CORS policy, when browser pages of other origins may call the API. */
+  cors?: Cors | undefined;
+}
+
+/** What every step reads: the options and what is derived from them once. */
+export interface Handler extends HandlerOptions {
+  ops: CoreOperations;
+  json: PetJson;
+  collectionPath: string;
+  itemPrefix: string;
+  /** The item route's template, "{base}/pets/{petId}". */
+  itemRoute: string;
+  /** The headers of every answer of the getPet route (its deprecation). */
+  deprecation: Record<string, string>;
+  publicRoutes: Readonly<Record<string, () => JsonText>>;
+  /** The last `Link: rel="next"` header written, by its page's limit, status and next cursor. */
+  lastLink: { limit: number; status: string | undefined; cursor: string; headers: Record<string, string> };
+}
+
+/** One request on its way through the steps: what they read of it, computed once, and its answers. */
+export class Exchange extends Responder {
+  headers: Readonly<Record<string, HeaderValue>>;
+  method: string;
+  /** The accepted bearer token, once authenticated: only ever turned into a scope. */
+  token: string | undefined;
+  /** The template of the route the path matched (for observers), once step 1 found one. */
+  route: string | undefined;
+  /** The CORS headers of every answer, when the request comes from an allowed origin. */
+  cors: Record<string, string> | undefined;
+
+  constructor(readonly request: PetStoreRequest) {
+    super(false, "");
+    this.headers = {};
+    this.method = "";
+    this.token = undefined;
+    this.route = undefined;
+    this.cors = undefined;
+  }
+}
