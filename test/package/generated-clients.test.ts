@@ -71,6 +71,14 @@ if (node === undefined && process.env.CI !== "true")
     "\n*** SKIPPED: generated clients: no Node.js 22.18 or later (.ci/run installs one; with CI=true this fails) ***\n",
   );
 
+/** docs/OPENAPI.md's example of pages with a generated client, its imports pointed at the generated folder. */
+function docsExample(): string {
+  const page = readFileSync(join(ROOT, "docs", "OPENAPI.md"), "utf8");
+  const code = /```ts\n([\s\S]*?)\n```/.exec(page.slice(page.indexOf("## Generated clients")))?.[1] ?? "";
+  assert.match(code, /nextCursor\(response\)/);
+  return code.replace('"./client/client.gen"', '"./hey-api/client.gen"').replace('from "./client"', 'from "./hey-api"');
+}
+
 let dir = "";
 let answers: ReturnType<typeof errorAnswers> = [];
 const outputs = new Map<string, string>();
@@ -111,6 +119,7 @@ test.before(() => {
   }
   writeFileSync(join(dir, "src", "hey-api-errors.ts"), heyApiErrors(answers));
   writeFileSync(join(dir, "src", "hey-api-pages.ts"), heyApiProgram);
+  writeFileSync(join(dir, "src", "docs-example.ts"), docsExample());
 });
 test.after(cleanUp);
 
@@ -122,7 +131,7 @@ for (const g of GENERATORS) {
   });
 }
 
-test(`tsc ${versionOf("typescript")} --noEmit (strict, no skipLibCheck): the generated clients, and each documented error's code and status read as literal types (none reduced to never)`, () => {
+test(`tsc ${versionOf("typescript")} --noEmit (strict, no skipLibCheck): the generated clients, docs/OPENAPI.md's example, and each documented error's code and status read as literal types (none reduced to never)`, () => {
   const files = ["orval8-errors.ts", "orval7-errors.ts", "hey-api-errors.ts"].map((f) =>
     readFileSync(join(dir, "src", f), "utf8"),
   );
