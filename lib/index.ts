@@ -15,6 +15,8 @@ export type { BodyReader, HeaderValue, PetStoreRequest, PetStoreResponse } from 
 export { isUnderBasePath, REQUEST_HEADERS } from "./http.ts";
 export type { IdempotentCreateOptions } from "./idempotency.ts";
 export { DEFAULT_IDEMPOTENCY_TTL_MS, scopeOf } from "./idempotency.ts";
+export type { HeadersLike, ResponseLike } from "./next-cursor.ts";
+export { nextCursor } from "./next-cursor.ts";
 export type {
   BreakerObservation,
   Observation,

@@ -153,7 +153,8 @@ export const DEPRECATION_HEADERS = { Deprecation: "Deprecation", Sunset: "Sunset
 
 /**
  * The answer for one status of the error table: the Error schema narrowed to the codes this
- * operation can produce with that status, and one example per code.
+ * operation can produce with that status, and one example per code. Each narrowing repeats the
+ * `type` beside its `enum` and `const`, and the required fields, as generators read a variant alone.
  */
 export function errorResponse(
   codes: AnyErrorCode[],
@@ -179,7 +180,11 @@ export function errorResponse(
         schema: {
           allOf: [
             ref(`${SCHEMAS}Error`),
-            { type: "object", properties: { code: { enum: codes }, status: { const: status } } },
+            {
+              type: "object",
+              required: ["code", "message", "status"],
+              properties: { code: { type: "string", enum: codes }, status: { type: "integer", const: status } },
+            },
           ],
         },
         examples,

@@ -257,15 +257,12 @@ export function buildOpenApi(options: OpenApiOptions = {}): OpenApiDocument {
     const code = { ...error.properties.code, enum: [...error.properties.code.enum, ...ruleCodes.map((r) => r.code)] };
     schemas.Error = { ...error, properties: { ...error.properties, code } };
   }
-  const server = (description: string, url: string): Json => ({
+  // The variable's meaning is in the server's description: the OpenAPI 3.1 schema of 2021-04-15,
+  // which swagger-parser (orval 7) bundles, misspells the variable's `description` and refuses it.
+  const server = (name: string, url: string): Json => ({
     url: "{baseUrl}",
-    description,
-    variables: {
-      baseUrl: {
-        default: url,
-        description: `The ${description.toLowerCase()} base URL, including the base path (e.g. \`https://petstore.example.com${basePath}\`).`,
-      },
-    },
+    description: `${name}: \`baseUrl\` is the ${name.toLowerCase()} base URL, including the base path (e.g. \`https://petstore.example.com${basePath}\`).`,
+    variables: { baseUrl: { default: url } },
   });
   return {
     openapi: "3.1.0",

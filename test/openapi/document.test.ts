@@ -72,14 +72,15 @@ test("openapi: every operation requires the bearer security scheme", () => {
   assert.equal(doc.security, [{ bearerAuth: [] }]);
 });
 
-test("openapi: servers are production and staging, with the base URL as a server variable", () => {
+test("openapi: servers are production and staging, with the base URL (base path included) as a server variable", () => {
   assert.equal(
-    doc.servers.map((s: Json) => s.description),
+    doc.servers.map((s: Json) => s.description.split(":")[0]),
     ["Production", "Staging"],
   );
   for (const server of doc.servers) {
     assert.is(server.url, "{baseUrl}");
     assert.is(server.variables.baseUrl.default, "/v1");
+    assert.match(server.description, /`baseUrl` is the (production|staging) base URL, including the base path/);
   }
   const custom = buildOpenApi({ basePath: "/api", productionUrl: "https://pets.test/api" });
   assert.is(custom.servers[0].variables.baseUrl.default, "https://pets.test/api");
@@ -126,7 +127,7 @@ for (const name of Object.keys(expectedStatuses)) {
       for (const code of codes) assert.is(ERRORS[code].status, Number(status), code);
       const schema = op.responses[status].content["application/json"].schema;
       assert.equal(schema.allOf[0], { $ref: "#/components/schemas/Error" });
-      assert.equal(schema.allOf[1].properties.status, { const: Number(status) });
+      assert.equal(schema.allOf[1].properties.status, { type: "integer", const: Number(status) });
     }
   });
 }
