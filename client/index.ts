@@ -4,24 +4,11 @@
  * runtime dependency and no `node:` module (browsers, Workers, Deno, Bun): of the core it imports
  * only the error class, so a bundle holds the client and little else (bench row C1).
  *
+ * The types of pets and pages are the core's: `import type { Pet, PetPage } from "petstore-lib"`.
+ *
  * @example const pets = createPetStoreClient({ baseUrl: "https://pets.example/v1", key: "my-key" });
  */
-
 export { isPetStoreError, PetStoreError } from "../lib/errors.ts";
-export type {
-  AnyErrorCode,
-  CreateContext,
-  CreatedPet,
-  ErrorCode,
-  ErrorDetail,
-  IdempotentCreateOptions,
-  ListPetsInput,
-  NewPetInput,
-  Operations,
-  Pet,
-  PetPage,
-  PetStatus,
-} from "../lib/index.ts";
 export type { DeprecationNotice } from "./answers.ts";
 export { UNEXPECTED_ANSWER } from "./answers.ts";
 export type { CallOptions, PetStoreClient, PetsQuery } from "./client.ts";

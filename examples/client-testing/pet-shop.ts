@@ -3,8 +3,9 @@
  * is for sale (every page) and takes deliveries in, one pet per order however often a delivery is
  * retried. It talks through petstore-lib/client; `fetch` lets a test run it in process.
  */
-import type { Fetch, Pet } from "../../client/index.ts";
+import type { Fetch } from "../../client/index.ts";
 import { createPetStoreClient } from "../../client/index.ts";
+import type { Pet } from "../../lib/index.ts";
 
 export interface ShopOptions {
   /** e.g. "https://pets.example/v1" (a test server's `url`). */

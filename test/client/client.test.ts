@@ -5,8 +5,8 @@
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import type { Operations } from "../../client/index.ts";
 import { createPetStoreClient, isPetStoreError, PetStoreError, UNEXPECTED_ANSWER } from "../../client/index.ts";
+import type { Operations } from "../../lib/index.ts";
 import { isRuleViolation, RuleViolation } from "../../lib/index.ts";
 import type { TestServer } from "../../testing/index.ts";
 import { startTestServer } from "../../testing/index.ts";

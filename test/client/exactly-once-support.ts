@@ -4,8 +4,9 @@
  * be: each attempt goes to a server alive at that moment), a load of creates and reads made only
  * with `createPetStoreClient`, a tally of every attempt's outcome, and the final checks.
  */
-import type { Pet } from "../../client/index.ts";
+
 import { createPetStoreClient } from "../../client/index.ts";
+import type { Pet } from "../../lib/index.ts";
 import { KEY, sleep } from "../faults/support.ts";
 import type { Child } from "../support/server-child.ts";
 import { spawnServer, startedUrl } from "../support/server-child.ts";
