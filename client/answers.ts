@@ -14,7 +14,7 @@ export const UNEXPECTED_ANSWER = "unexpected_answer";
 const RULE_CODE = /^[a-z][a-z0-9_]{2,63}$/;
 const RULE_STATUSES = [400, 403, 409, 422];
 
-function parsed(text: string): unknown {
+function parseJson(text: string): unknown {
   try {
     return JSON.parse(text);
   } catch {
@@ -23,7 +23,7 @@ function parsed(text: string): unknown {
 }
 
 /** A PetStoreError whose code and status are not the table's: a rule's, or an unexpected answer's. */
-function otherError(code: string, status: number, message: string, requestId: string | undefined): PetStoreError {
+function errorWithCode(code: string, status: number, message: string, requestId: string | undefined): PetStoreError {
   const error = new PetStoreError("internal_error", message, requestId === undefined ? undefined : { requestId });
   (error as { code: AnyErrorCode }).code = code;
   (error as { status: number }).status = status;
@@ -36,11 +36,11 @@ function otherError(code: string, status: number, message: string, requestId: st
 /** The error an answer that is not a success stands for. */
 export function errorOf(answer: Answer): PetStoreError {
   const requestId = answer.headers.get("x-request-id") ?? undefined;
-  const body = parsed(answer.text) as { code?: unknown; message?: unknown; details?: unknown } | undefined;
+  const body = parseJson(answer.text) as { code?: unknown; message?: unknown; details?: unknown } | undefined;
   const code = body?.code;
   if (typeof code !== "string" || typeof body?.message !== "string") {
     const message = `The server answered HTTP ${answer.status} without an Error body.`;
-    return otherError(UNEXPECTED_ANSWER, answer.status, message, requestId);
+    return errorWithCode(UNEXPECTED_ANSWER, answer.status, message, requestId);
   }
   const details = Array.isArray(body.details) ? (body.details as ErrorDetail[]) : undefined;
   if (Object.hasOwn(ERRORS, code) && ERRORS[code as ErrorCode].status === answer.status) {
@@ -49,12 +49,12 @@ export function errorOf(answer: Answer): PetStoreError {
       ...(requestId === undefined ? {} : { requestId }),
     });
   }
-  return otherError(code, answer.status, body.message, requestId);
+  return errorWithCode(code, answer.status, body.message, requestId);
 }
 
 /** The Error body's code of an answer, if it has one. */
 export function codeOf(answer: Answer): string | undefined {
-  const code = (parsed(answer.text) as { code?: unknown } | undefined)?.code;
+  const code = (parseJson(answer.text) as { code?: unknown } | undefined)?.code;
   return typeof code === "string" ? code : undefined;
 }
 
@@ -65,20 +65,20 @@ function isPet(value: unknown): value is Pet {
 
 /** The pet a success carries. */
 export function petOf(answer: Answer): Pet {
-  const pet = parsed(answer.text);
+  const pet = parseJson(answer.text);
   if (isPet(pet)) return pet;
-  throw otherError(UNEXPECTED_ANSWER, answer.status, "The answer does not carry a Pet.", undefined);
+  throw errorWithCode(UNEXPECTED_ANSWER, answer.status, "The answer does not carry a Pet.", undefined);
 }
 
 /** The pets a page carries. */
 export function petsOf(answer: Answer): Pet[] {
-  const pets = parsed(answer.text);
+  const pets = parseJson(answer.text);
   if (Array.isArray(pets) && pets.every(isPet)) return pets;
-  throw otherError(UNEXPECTED_ANSWER, answer.status, "The answer does not carry a list of Pets.", undefined);
+  throw errorWithCode(UNEXPECTED_ANSWER, answer.status, "The answer does not carry a list of Pets.", undefined);
 }
 
 /** The targets of a `Link` header whose `rel` includes `rel` (RFC 8288). */
-function linkTargets(header: string | null, rel: string): string[] {
+function findLinks(header: string | null, rel: string): string[] {
   if (header === null) return [];
   const targets: string[] = [];
   for (const match of header.matchAll(/<([^>]*)>([^,<]*)/g)) {
@@ -91,7 +91,7 @@ function linkTargets(header: string | null, rel: string): string[] {
 
 /** The cursor of the next page, from `Link: <…&cursor=C>; rel="next"`; undefined on the last page. */
 export function nextCursorOf(headers: Headers): string | undefined {
-  const target = linkTargets(headers.get("link"), "next")[0];
+  const target = findLinks(headers.get("link"), "next")[0];
   if (target === undefined) return undefined;
   const query = target.indexOf("?");
   return query === -1 ? undefined : (new URLSearchParams(target.slice(query + 1)).get("cursor") ?? undefined);
@@ -99,12 +99,12 @@ export function nextCursorOf(headers: Headers): string | undefined {
 
 /** The page size a next link asks for (`limit=N`), when there is one. */
 export function nextLimitOf(headers: Headers): number | undefined {
-  const target = linkTargets(headers.get("link"), "next")[0];
+  const target = findLinks(headers.get("link"), "next")[0];
   const limit = target === undefined ? null : new URLSearchParams(target.split("?")[1] ?? "").get("limit");
   return limit === null ? undefined : Number(limit);
 }
 
-function absolute(target: string | undefined, base: string): string | undefined {
+function resolveUrl(target: string | undefined, base: string): string | undefined {
   if (target === undefined) return undefined;
   try {
     return new URL(target, base).href;
@@ -135,6 +135,6 @@ export function deprecationOf(headers: Headers, url: string): DeprecationNotice 
     operation: "getPet",
     deprecatedAt: seconds === undefined ? undefined : new Date(Number(seconds) * 1000),
     sunsetAt: sunsetAt === undefined || Number.isNaN(sunsetAt.getTime()) ? undefined : sunsetAt,
-    successor: absolute(linkTargets(headers.get("link"), "successor-version")[0], url),
+    successor: resolveUrl(findLinks(headers.get("link"), "successor-version")[0], url),
   };
 }

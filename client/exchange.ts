@@ -15,7 +15,7 @@ export interface Answer {
 }
 
 /** The error of an attempt that took too long, named as `AbortSignal.timeout()` names its own. */
-export function timeoutError(what: string, ms: number): Error {
+export function newTimeoutError(what: string, ms: number): Error {
   const message = `petstore-lib/client: ${what}: no answer within ${ms} ms`;
   if (typeof DOMException === "function") return new DOMException(message, "TimeoutError");
   return Object.assign(new Error(message), { name: "TimeoutError" });
@@ -36,7 +36,7 @@ export async function exchange(
   const what = `${init.method ?? "GET"} ${url}`;
   const stop = () => controller.abort(signal?.reason);
   signal?.addEventListener("abort", stop, { once: true });
-  const timer = setTimeout(() => controller.abort(timeoutError(what, timeoutMs)), timeoutMs);
+  const timer = setTimeout(() => controller.abort(newTimeoutError(what, timeoutMs)), timeoutMs);
   const ended = new Promise<never>((_, reject) => {
     controller.signal.addEventListener("abort", () => reject(controller.signal.reason), { once: true });
   });

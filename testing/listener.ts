@@ -22,7 +22,7 @@ function send(req: IncomingMessage, res: ServerResponse, response: PetStoreRespo
 }
 
 /** `(req, res)` for `http.createServer`: every request to the kit, answered or dropped. */
-export function kitListener(kit: OpenKit): (req: IncomingMessage, res: ServerResponse) => void {
+export function createKitListener(kit: OpenKit): (req: IncomingMessage, res: ServerResponse) => void {
   const { maxBodyBytes } = kit.store;
   return (req, res) => {
     const body = announcesBody(req.headers) ? (limit: number) => readBody(req, limit) : undefined;

@@ -7,7 +7,7 @@ import { createServer } from "node:http";
 import { listen } from "../server/listen.ts";
 import type { TestKit, TestKitOptions } from "./kit.ts";
 import { openKit } from "./kit.ts";
-import { kitListener } from "./listener.ts";
+import { createKitListener } from "./listener.ts";
 
 export interface TestServer extends TestKit {
   /** e.g. "http://127.0.0.1:54321/v1": the base URL, base path included. */
@@ -25,7 +25,7 @@ export interface TestServer extends TestKit {
 export async function startTestServer(options: TestKitOptions = {}): Promise<TestServer> {
   const kit = await openKit(options);
   const { store } = kit;
-  const server = createServer(kitListener(kit));
+  const server = createServer(createKitListener(kit));
   server.on("connection", (socket) => socket.unref());
   let origin: string;
   try {
