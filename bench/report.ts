@@ -116,6 +116,7 @@ const LABELS: Record<string, string> = {
   S2: "creates in process",
   W1: "2 workers vs 1",
   K1: "Worker bundle",
+  K2: "client bundle",
   M1: "heap a pet",
   T1: "test server ready",
   I1: "create with a key vs without",

@@ -132,6 +132,15 @@ function jobs(): Job[] {
     timeoutMs: 60_000,
   });
   list.push({
+    id: "K2",
+    scenario: "petstore-lib/client bundle, minified",
+    unit: "KB",
+    target: { on: "ours", op: "<=", value: 15 },
+    program: "./bundle.ts",
+    args: ["client"],
+    timeoutMs: 60_000,
+  });
+  list.push({
     id: "M1",
     scenario: "memory, heap a stored pet",
     unit: "bytes/pet",

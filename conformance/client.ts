@@ -2,7 +2,8 @@
  * How the conformance cases talk to a target: one `send(request)` for both kinds of target (a
  * server at `url`, reached over a socket with `node:http`; or a `fetch(request)` function called
  * in process), the checks every answer owes the contract, and the small assertions the cases use.
- * No test runner: a failure is an `AssertionError` from `node:assert/strict`.
+ * No test runner: a failure is an `AssertionError` from `node:assert/strict`. The cases speak raw
+ * HTTP, not petstore-lib/client: they check each answer's bytes, and a retry would hide a failure.
  */
 import assert from "node:assert/strict";
 import http from "node:http";

@@ -73,13 +73,23 @@ export class PetStoreError extends Error {
   readonly code: AnyErrorCode;
   readonly status: number;
   readonly details: ErrorDetail[] | undefined;
+  /**
+   * The `X-Request-Id` of the answer this error was read from (set by `petstore-lib/client`), to
+   * find the request in the server's logs. Absent on errors thrown in process.
+   */
+  declare readonly requestId?: string;
 
-  constructor(code: ErrorCode, message?: string, options?: { details?: ErrorDetail[]; cause?: unknown }) {
+  constructor(
+    code: ErrorCode,
+    message?: string,
+    options?: { details?: ErrorDetail[]; cause?: unknown; requestId?: string },
+  ) {
     super(message ?? ERRORS[code].message, options?.cause === undefined ? undefined : { cause: options.cause });
     this.name = "PetStoreError";
     this.code = code;
     this.status = ERRORS[code].status;
     this.details = options?.details;
+    if (options?.requestId !== undefined) (this as { requestId?: string }).requestId = options.requestId;
   }
 
   /** The JSON body sent to clients: code, message, status and (for validation) details. */

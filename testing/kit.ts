@@ -1,6 +1,7 @@
 /**
  * What the test server and the in-process test store share: the options, the store over a storage
- * with fault injection, seeding, `reset()`, `delay(ms)` and sequential request ids.
+ * with fault injection, seeding, `reset()`, `delay(ms)`, sequential request ids, the journal, and
+ * the answers it loses on purpose (`failNext` with `reset` or `after: "commit"`).
  */
 import type {
   NewPetInput,
@@ -11,8 +12,10 @@ import type {
   PetStoreRules,
 } from "../lib/index.ts";
 import { checkOptionNames, createPetStore, isPromise, memoryStorage, openStorage } from "../lib/index.ts";
-import type { FailOptions } from "./faults.ts";
-import { Faults, faultyStorage, InjectedFault } from "./faults.ts";
+import type { FailOptions, TestOperation } from "./faults.ts";
+import { Faults, faultyStorage, InjectedFault, lostConnection } from "./faults.ts";
+import type { RequestRecord } from "./journal.ts";
+import { headerOf, Journal, recordOf } from "./journal.ts";
 
 export interface TestKitOptions {
   /** Pets to seed at start and at every `reset()`: a list of NewPets, or a count (names `pet-1`, `pet-2`…). */
@@ -47,8 +50,15 @@ export interface TestKit {
    * and cancels pending failures and the delay (back to `delayMs`). Ids start again at 1 on memory.
    */
   reset(): Promise<void>;
-  /** The next `n` requests that reach an operation (after routing, auth and input checks) fail as a real fault would. */
+  /**
+   * The next `n` requests (of `options.operation`, when given) fail: with `{ status }` those that
+   * reach the operation (after routing, auth and input checks) as a storage fault would; with
+   * `{ after: "commit" }` those the store carries out lose their answer (the connection is closed);
+   * with `{ reset: true }` the connection is closed before the request is read. See `FailOptions`.
+   */
   failNext(n: number, options: FailOptions): void;
+  /** The requests received since the last `reset()` (or the start), oldest first; see `RequestRecord`. */
+  requests(): RequestRecord[];
   /** Delays every answer by `ms` (0 stops it). */
   delay(ms: number): void;
   /** Stops the server (if any) and closes the storage. Idempotent. */
@@ -94,7 +104,21 @@ function seedList(pets: TestKitOptions["pets"]): readonly NewPetInput[] {
 
 /** The kit behind a test server or store: its store, and the store's answers with the kit's delay and ids. */
 export interface OpenKit extends Omit<TestKit, "close"> {
+  /**
+   * The store's answer, with the kit's request ids, delay and journal; rejects (a `TypeError`
+   * whose cause is an `InjectedFault`) when `failNext` loses the connection, which the server
+   * then closes without an answer.
+   */
   respond(request: PetStoreRequest): Promise<PetStoreResponse>;
+}
+
+/** The operation a request is routed to (by method and path), if any. */
+function operationOf(request: PetStoreRequest, basePath: string): TestOperation | undefined {
+  const { method, path } = request;
+  const read = method === "GET" || method === "HEAD";
+  if (path === `${basePath}/pets`) return method === "POST" ? "createPet" : read ? "listPets" : undefined;
+  const id = path.startsWith(`${basePath}/pets/`) ? path.slice(basePath.length + 6) : undefined;
+  return read && id !== undefined && id !== "" && !id.includes("/") ? "getPet" : undefined;
 }
 
 /** The store, its faults and delay, and reset: what the server and the in-process kit share. */
@@ -108,6 +132,7 @@ export async function openKit(options: TestKitOptions): Promise<OpenKit> {
   const base = real ?? memoryStorage();
 
   const faults = new Faults();
+  const journal = new Journal();
   let delayMs = initialDelay;
   let requestCount = 0;
   const userOnError = options.onError;
@@ -139,10 +164,10 @@ export async function openKit(options: TestKitOptions): Promise<OpenKit> {
     for (const pet of seeds) await store.createPet(pet);
   }
 
-  /** The store's respond, with the kit's request ids and delay. */
-  function respond(request: PetStoreRequest): Promise<PetStoreResponse> {
+  /** The store's answer with the kit's request ids and delay, unless a fault loses it. */
+  function answer(request: PetStoreRequest): Promise<PetStoreResponse> {
     let r = request;
-    if (options.requestIds === "sequential" && !hasHeader(request.headers, "x-request-id")) {
+    if (options.requestIds === "sequential" && headerOf(request.headers, "x-request-id") === undefined) {
       r = { ...request, headers: { ...request.headers, "x-request-id": `req-${++requestCount}` } };
     }
     const answer = store.respond(r);
@@ -151,12 +176,30 @@ export async function openKit(options: TestKitOptions): Promise<OpenKit> {
     return Promise.resolve(answer).then((a) => new Promise((resolve) => setTimeout(() => resolve(a), ms)));
   }
 
+  /** The answer as the kit gives it: journalled, and lost when a fault asks for it. */
+  async function respond(request: PetStoreRequest): Promise<PetStoreResponse> {
+    const operation = operationOf(request, store.basePath);
+    if (faults.takeLoss("reset", operation)) {
+      journal.add(recordOf(request, undefined, "reset"));
+      throw lostConnection("reset");
+    }
+    const response = await answer(request);
+    const done = response.status >= 200 && response.status < 300 && operation !== undefined;
+    if (done && faults.takeLoss("after-commit", operation)) {
+      journal.add(recordOf(request, response, "after-commit"));
+      throw lostConnection("after-commit");
+    }
+    journal.add(recordOf(request, response));
+    return response;
+  }
+
   const kit = {
     key,
     store,
     respond,
     async reset() {
       faults.clear();
+      journal.clear();
       delayMs = initialDelay;
       requestCount = 0;
       await storage.clear?.();
@@ -168,6 +211,7 @@ export async function openKit(options: TestKitOptions): Promise<OpenKit> {
     delay(ms: number) {
       delayMs = checkMs("delay", ms);
     },
+    requests: () => journal.list(),
   };
   try {
     await seed();
@@ -176,9 +220,4 @@ export async function openKit(options: TestKitOptions): Promise<OpenKit> {
     throw error;
   }
   return kit;
-}
-
-function hasHeader(headers: PetStoreRequest["headers"], name: string): boolean {
-  for (const key of Object.keys(headers)) if (key.toLowerCase() === name && headers[key] !== undefined) return true;
-  return false;
 }

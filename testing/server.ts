@@ -1,12 +1,13 @@
 /**
  * `startTestServer()`: the test kit as a real server on 127.0.0.1 and a free port, for code that
- * calls the Pet Store over HTTP.
+ * calls the Pet Store over HTTP. It never keeps a process alive by itself: the server and its
+ * connections are unref'd, so a test that forgets `close()` still ends.
  */
 import { createServer } from "node:http";
-import { createNodeHandler } from "../adapters/node-http.ts";
 import { listen } from "../server/listen.ts";
 import type { TestKit, TestKitOptions } from "./kit.ts";
 import { openKit } from "./kit.ts";
+import { createKitListener } from "./listener.ts";
 
 export interface TestServer extends TestKit {
   /** e.g. "http://127.0.0.1:54321/v1": the base URL, base path included. */
@@ -24,12 +25,8 @@ export interface TestServer extends TestKit {
 export async function startTestServer(options: TestKitOptions = {}): Promise<TestServer> {
   const kit = await openKit(options);
   const { store } = kit;
-  const listener = createNodeHandler({
-    basePath: store.basePath,
-    maxBodyBytes: store.maxBodyBytes,
-    respond: kit.respond,
-  });
-  const server = createServer(listener);
+  const server = createServer(createKitListener(kit));
+  server.on("connection", (socket) => socket.unref());
   let origin: string;
   try {
     ({ origin } = await listen(server, 0, "127.0.0.1"));
@@ -37,6 +34,7 @@ export async function startTestServer(options: TestKitOptions = {}): Promise<Tes
     await store.close();
     throw error;
   }
+  server.unref();
   let closing: Promise<void> | undefined;
   return {
     url: `${origin}${store.basePath}`,
@@ -45,6 +43,7 @@ export async function startTestServer(options: TestKitOptions = {}): Promise<Tes
     reset: kit.reset,
     failNext: kit.failNext,
     delay: kit.delay,
+    requests: kit.requests,
     close() {
       closing ??= (async () => {
         const stopped = new Promise<void>((resolve) => server.close(() => resolve()));

@@ -1,7 +1,9 @@
 /**
  * `createTestStore()`: the test kit in process, without a socket: `request()` answers as the test
- * server would, like hapi's `server.inject`.
+ * server would, like hapi's `server.inject`, and `fetch()` is a standard fetch bound to the store,
+ * for code under test that takes one. Both go through the kit: delay, request ids, faults, journal.
  */
+import { createFetchHandler } from "../adapters/fetch.ts";
 import { utf8Length } from "../lib/internal.ts";
 import type { TestKit, TestKitOptions } from "./kit.ts";
 import { openKit } from "./kit.ts";
@@ -28,7 +30,17 @@ export interface TestStore extends TestKit {
   readonly basePath: string;
   /** Sends one request through `store.handle()`, with the test key: `path` is absolute (`/v1/pets?limit=5`). */
   request(method: string, path: string, options?: TestRequestOptions): Promise<TestResponse>;
+  /**
+   * A standard `fetch` answered by the store in process (no socket; any origin, or a path alone:
+   * `"/v1/pets"`). Send the key yourself. A connection `failNext` loses rejects as fetch does, with
+   * a `TypeError`.
+   * @example createPetStoreClient({ baseUrl: "http://petstore.test/v1", key: t.key, fetch: t.fetch })
+   */
+  fetch(input: string | URL | Request, init?: RequestInit): Promise<Response>;
 }
+
+/** The origin a path given to `fetch()` alone is read against (nothing is sent there). */
+const IN_PROCESS_ORIGIN = "http://petstore.test";
 
 /** The body and content type `request()` sends. */
 function bodyOf(body: unknown): { body: string | Uint8Array | undefined; json: boolean } {
@@ -48,6 +60,11 @@ function bodyOf(body: unknown): { body: string | Uint8Array | undefined; json: b
 export async function createTestStore(options: TestKitOptions = {}): Promise<TestStore> {
   const kit = await openKit(options);
   const { store } = kit;
+  const handler = createFetchHandler({
+    basePath: store.basePath,
+    maxBodyBytes: store.maxBodyBytes,
+    respond: kit.respond,
+  });
   let closing: Promise<void> | undefined;
   return {
     key: kit.key,
@@ -56,6 +73,12 @@ export async function createTestStore(options: TestKitOptions = {}): Promise<Tes
     reset: kit.reset,
     failNext: kit.failNext,
     delay: kit.delay,
+    requests: kit.requests,
+    async fetch(input, init) {
+      if (input instanceof Request && init === undefined) return handler(input);
+      const url = typeof input === "string" && input.startsWith("/") ? new URL(input, IN_PROCESS_ORIGIN) : input;
+      return handler(new Request(url, init));
+    },
     close() {
       closing ??= store.close();
       return closing;
