@@ -14,6 +14,7 @@ import {
   closeDatabase,
   compileWrites,
   type Database,
+  exec,
   findFileProblem,
   openDatabase,
   type Prepared,
@@ -179,7 +180,8 @@ export async function sqliteStorage(options: SqliteStorageOptions): Promise<PetS
     /** Empties this store's own tables (`<table>_*` that it created) and restarts its sequence at 1. */
     async clear() {
       ensureOpen();
-      // A write like any other: after the writes before it, never inside one's transaction.
+      // A write like any other: after the writes before it, never inside one's transaction; one
+      // transaction of its own, so a read sees the store as it was before or after, never half.
       await serialise(async () => {
         const tables = [`${table}_index`, `${table}_values`, `${table}_idempotency`];
         const found = await queryAll(
@@ -187,8 +189,13 @@ export async function sqliteStorage(options: SqliteStorageOptions): Promise<PetS
           `SELECT name FROM sqlite_master WHERE type = 'table' AND name IN (${tables.map(() => "?").join(", ")})`,
           tables,
         );
-        for (const { name } of found) await queryAll(own, `DELETE FROM "${String(name)}"`);
-        await queryAll(own, `UPDATE ${table}_seq SET value = 0 WHERE id = 1`);
+        const deletes = found.map(({ name }) => `DELETE FROM "${String(name)}";`).join("");
+        try {
+          await exec(own, `BEGIN IMMEDIATE;${deletes}UPDATE ${table}_seq SET value = 0 WHERE id = 1;COMMIT`);
+        } catch (error) {
+          await exec(own, "ROLLBACK").catch(() => {});
+          throw error;
+        }
       });
     },
   };

@@ -1,5 +1,5 @@
 /**
- * SQLite reads see only committed pets: a create is held inside its transaction (the
+ * SQLite reads see only committed pets: a create (or clear()) is held inside its transaction (the
  * driver's `exec` is wrapped: the last call runs without its COMMIT and waits), reads run
  * meanwhile, then the COMMIT fails (or succeeds). On a file, reads answer from the last commit; on
  * `:memory:`, they wait for the transaction to end. Also: close() closes the read connection too.
@@ -193,6 +193,27 @@ s(
     assert.equal(await storage.create(mia), { id: 2, ...mia });
   },
 );
+
+s("sqlite: a read during clear() sees every pet or none, never part of them", async () => {
+  const storage = await open();
+  const first = (await storage.createOnce?.(rex, record("k", rex, T0))) as { pet: object };
+  const second = await storage.create(mia);
+  for (const end of ["fail", "commit"] as const) {
+    const hold = holdNextCommit(end);
+    const clearing = started(storage.clear?.());
+    await hold.held;
+    assert.equal(await readAll(storage, [1, 2]), {
+      pets: [first.pet, second],
+      all: [first.pet, second],
+      available: [first.pet, second],
+    });
+    assert.equal(await storage.findOnce?.(record("k", rex, T0 + 1)), { pet: first.pet, replayed: true });
+    hold.release();
+    assert.is(await settles(clearing, 10_000), end === "fail" ? "rejected" : "resolved");
+  }
+  assert.equal(await readAll(storage, [1, 2]), { pets: [undefined, undefined], all: [], available: [] });
+  assert.is(await storage.findOnce?.(record("k", rex, T0 + 1)), undefined);
+});
 
 s("sqlite: close() lets the reads in flight finish and closes every connection of the store", async () => {
   const path = join(dir, "close.db");
