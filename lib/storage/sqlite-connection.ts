@@ -1,8 +1,8 @@
 /**
- * SQLite storage, its own connection: opens the file with the driver under @keyv/sqlite (Keyv's
- * connection keeps its statements uncompiled), sets the PRAGMAs (busy time-out, WAL, synchronous,
- * memory-mapped reads, WAL size limit), creates the tables and indexes when missing and compiles
- * the statements once. Also the promise wrappers of the driver's callbacks.
+ * SQLite storage, its own write connection: opens the file with the driver under @keyv/sqlite
+ * (Keyv's connection keeps its statements uncompiled), sets the PRAGMAs (busy time-out, WAL,
+ * synchronous, memory-mapped reads, WAL size limit), creates the tables and indexes when missing
+ * and compiles the write statements once. Also the promise wrappers of the driver's callbacks.
  */
 
 export type Sqlite3 = typeof import("sqlite3");
@@ -14,11 +14,21 @@ const MAX_ID = 9007199254740991;
 /** What the WAL file is cut back to after a checkpoint, when a large write grew it past this. */
 const WAL_LIMIT_BYTES = 64 * 1024 * 1024;
 
-/** Opens the database file (created when missing) with the driver under @keyv/sqlite. */
-export function openDatabase(sqlite3: Sqlite3, path: string): Promise<Database> {
+/**
+ * Opens the database file with the driver under @keyv/sqlite: by default to read and write
+ * (created when missing), or with the driver's `mode` flags (e.g. read-only).
+ */
+export function openDatabase(sqlite3: Sqlite3, path: string, mode?: number): Promise<Database> {
   return new Promise((resolve, reject) => {
-    const db: Database = new sqlite3.Database(path, (error) => (error ? reject(error) : resolve(db)));
+    const opened = (error: Error | null) => (error ? reject(error) : resolve(db));
+    const db: Database =
+      mode === undefined ? new sqlite3.Database(path, opened) : new sqlite3.Database(path, mode, opened);
   });
+}
+
+/** Closes `db` once the calls queued on it have run (its statements finalised first); never rejects. */
+export function closeDatabase(db: Database): Promise<void> {
+  return new Promise((resolve) => db.close(() => resolve()));
 }
 
 /** Every row `sql` gives, on `db`. */
@@ -42,7 +52,8 @@ export interface Prepared {
   finalize(): Promise<void>;
 }
 
-function prepare(db: Database, sql: string): Promise<Prepared> {
+/** Compiles `sql` on `db`. */
+export function prepare(db: Database, sql: string): Promise<Prepared> {
   return new Promise((resolve, reject) => {
     const statement: Statement = db.prepare(sql, (error) => {
       if (error) return reject(error);
@@ -57,11 +68,8 @@ function prepare(db: Database, sql: string): Promise<Prepared> {
   });
 }
 
-/** The statements of a store, compiled once on its own connection. */
-export type SqliteStatements = Record<
-  "begin" | "rollback" | "nextId" | "claim" | "find" | "findLive" | "page" | "statusPage" | "indexedPet" | "petValue",
-  Prepared
->;
+/** The write statements of a store, compiled once on its write connection. */
+export type WriteStatements = Record<"begin" | "rollback" | "nextId" | "claim" | "find", Prepared>;
 
 /** Sets the connection's busy time-out and PRAGMAs, then creates the tables and indexes of `table` when missing. */
 export async function setUpSchema(db: Database, table: string, timeoutMs: number, mmapBytes: number): Promise<void> {
@@ -89,18 +97,13 @@ export async function setUpSchema(db: Database, table: string, timeoutMs: number
   await query(`CREATE INDEX IF NOT EXISTS ${table}_idempotency_expires_at ON ${table}_idempotency (expires_at)`);
 }
 
-/** Compiles the store's statements on `db`; each one compiled is added to `prepared` (to be finalised on close). */
-export async function compileStatements(db: Database, table: string, prepared: Prepared[]): Promise<SqliteStatements> {
+/** Compiles the store's write statements on `db`; each one compiled is added to `prepared` (to be finalised on close). */
+export async function compileWrites(db: Database, table: string, prepared: Prepared[]): Promise<WriteStatements> {
   const compile = async (sql: string) => {
     const statement = await prepare(db, sql);
     prepared.push(statement);
     return statement;
   };
-  // A page is one statement: the index range joined to Keyv's values (a missing value comes back null).
-  const compilePage = (where: string) =>
-    compile(
-      `SELECT i.id AS id, v.value AS value FROM ${table}_index i LEFT JOIN ${table}_values v ON v.key = 'pets:' || i.id WHERE ${where} ORDER BY i.id LIMIT ?`,
-    );
   return {
     begin: await compile("BEGIN IMMEDIATE"),
     rollback: await compile("ROLLBACK"),
@@ -117,15 +120,6 @@ export async function compileStatements(db: Database, table: string, prepared: P
          RETURNING pet_id`,
     ),
     find: await compile(`SELECT fingerprint, pet_id FROM ${table}_idempotency WHERE scope = ? AND key = ?`),
-    findLive: await compile(
-      `SELECT fingerprint, pet_id FROM ${table}_idempotency WHERE scope = ? AND key = ? AND expires_at > ?`,
-    ),
-    page: await compilePage("i.id > ?"),
-    statusPage: await compilePage("i.status = ? AND i.id > ?"),
-    indexedPet: await compile(
-      `SELECT v.value AS value FROM ${table}_index i LEFT JOIN ${table}_values v ON v.key = 'pets:' || i.id WHERE i.id = ?`,
-    ),
-    petValue: await compile(`SELECT value FROM ${table}_values WHERE key = ?`),
   };
 }
 

@@ -1,12 +1,12 @@
 /**
  * SQLite storage, its creates: each is one `BEGIN IMMEDIATE` transaction of three calls to the
  * driver (BEGIN; the next id or the key's claim; the value, index entry, key record and COMMIT in
- * one `exec`). All writes share the store's one connection, so this process runs them one after
+ * one `exec`). All writes share the store's write connection, so this process runs them one after
  * another; other processes wait on the file lock. Steps: docs/STORAGE.md, "SQLite creates".
  */
 import type Keyv from "keyv";
 import type { CreateOnceResult, IdempotencyRecord, PetData } from "./port.ts";
-import { type Database, exec, queryAll, quote, type SqliteStatements } from "./sqlite-connection.ts";
+import { type Database, exec, type Prepared, queryAll, quote, type WriteStatements } from "./sqlite-connection.ts";
 import { checkNewId, sequenceExhausted, serializedPetAround, storedPet } from "./values.ts";
 
 /** Expired idempotency records are deleted at most this often (by the writes' clock), this many at a time. */
@@ -16,13 +16,29 @@ const SWEEP_BATCH = 500;
 /** A create's outcome inside its transaction: the result, or the id of the pet the key's record replays. */
 type Outcome = CreateOnceResult | { replay: number };
 
-export interface SqliteWriter {
-  /** One create, with or without an idempotency key: the new pet, its replay, or the key's conflict. */
-  createOnceOrReplay(data: PetData, record: IdempotencyRecord | undefined): Promise<CreateOnceResult>;
-  /** Runs `work` after every write this process started before it (one connection: no interleaving). */
+/** The writes of a store, one after another (one connection: no interleaving). */
+export interface WriteQueue {
+  /** Runs `work` after every write this process started before it. */
   serialise<T>(work: () => Promise<T>): Promise<T>;
   /** Settles when the last write started so far has ended. */
   idle(): Promise<unknown>;
+}
+
+export interface SqliteWriter {
+  /** One create, with or without an idempotency key: the new pet, its replay, or the key's conflict. */
+  createOnceOrReplay(data: PetData, record: IdempotencyRecord | undefined): Promise<CreateOnceResult>;
+}
+
+/** A queue of writes, each run after the one before has settled. */
+export function makeWriteQueue(): WriteQueue {
+  /** The last write this process started. */
+  let writing: Promise<unknown> = Promise.resolve();
+  const serialise = <T>(work: () => Promise<T>): Promise<T> => {
+    const run = writing.then(work, work);
+    writing = run.catch(() => {});
+    return run;
+  };
+  return { serialise, idle: () => writing };
 }
 
 /** What a create that wrote pet `id` resolves. */
@@ -30,20 +46,19 @@ function newPetResult(id: number, data: PetData): CreateOnceResult {
   return { pet: { id, name: data.name, categoryId: data.categoryId, status: data.status }, replayed: false };
 }
 
-/** The write path of a store on connection `db`, its tables named `<table>_*` and its values in `values`. */
+/**
+ * The write path of a store on connection `db`, its tables named `<table>_*` and its values in
+ * `values`, its writes run through `queue`; a replay's pet is read by `petValue` (a read statement).
+ */
 export function makeWriter(
   db: Database,
   table: string,
-  statements: SqliteStatements,
+  statements: WriteStatements,
   values: Keyv<unknown>,
+  queue: WriteQueue,
+  petValue: Prepared,
 ): SqliteWriter {
-  /** The last write this process started (writes run one after another). */
-  let writing: Promise<unknown> = Promise.resolve();
-  const serialise = <T>(work: () => Promise<T>): Promise<T> => {
-    const run = writing.then(work, work);
-    writing = run.catch(() => {});
-    return run;
-  };
+  const { serialise } = queue;
   /**
    * The end of a create's transaction, in one call to the driver (each call is a hand-off to a
    * thread and back, the bulk of a create's time): `before` (the sequence moved by a claim, or the
@@ -156,9 +171,9 @@ export function makeWriter(
     });
     if (!("replay" in outcome)) return outcome;
     // Pets never change once created: the value read now is the one first answered.
-    const [row] = await statements.petValue.all([`pets:${outcome.replay}`]);
+    const [row] = await petValue.all([`pets:${outcome.replay}`]);
     return { pet: storedPet(outcome.replay, row?.value, values, "sqlite"), replayed: true };
   };
 
-  return { createOnceOrReplay, serialise, idle: () => writing };
+  return { createOnceOrReplay };
 }

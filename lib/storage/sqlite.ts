@@ -2,26 +2,30 @@
  * SQLite storage: pet values in Keyv's table (@keyv/sqlite, `<table>_values`, Keyv's format), and
  * beside it what Keyv cannot do: a one-row id sequence `<table>_seq` and an index table
  * `<table>_index (id, status)`. A page is one compiled statement: the index range (O(log n + limit)
- * whatever the filter) joined to Keyv's values. Here: the options, opening, reads and clear; the
- * connection and schema are in sqlite-connection.ts, creates in sqlite-writes.ts.
+ * whatever the filter) joined to Keyv's values. Here: the options, opening, the calls and clear;
+ * the write connection and schema are in sqlite-connection.ts, creates in sqlite-writes.ts, the
+ * read connection in sqlite-reads.ts.
  */
 import type { Pet } from "../schemas.ts";
 import { causeOf, StorageConfigError } from "./config-error.ts";
 import { loadDriver, requireFromDriver } from "./driver.ts";
 import type { CreateOnceResult, IdempotencyRecord, ListPage, PetData, PetStorage } from "./port.ts";
 import {
-  compileStatements,
+  closeDatabase,
+  compileWrites,
   type Database,
+  exec,
   findFileProblem,
   openDatabase,
   type Prepared,
   queryAll,
   type Row,
   type Sqlite3,
-  type SqliteStatements,
   setUpSchema,
+  type WriteStatements,
 } from "./sqlite-connection.ts";
-import { makeWriter, type SqliteWriter } from "./sqlite-writes.ts";
+import { openReads, type SqliteReads } from "./sqlite-reads.ts";
+import { makeWriteQueue, makeWriter } from "./sqlite-writes.ts";
 import { indexedId, petValues, storageClosed, storedPet } from "./values.ts";
 
 type KeyvSqliteDriver = typeof import("@keyv/sqlite");
@@ -77,34 +81,37 @@ export async function sqliteStorage(options: SqliteStorageOptions): Promise<PetS
   const { default: KeyvSqlite } = await loadDriver<KeyvSqliteDriver>("@keyv/sqlite", "sqlite");
   const sqlite3 = requireFromDriver<Sqlite3>("@keyv/sqlite", "sqlite3", "sqlite");
 
-  // Keyv's own store of the values (its table, its format); the statements run on a connection
-  // of this store's own, which can keep them compiled.
+  // Keyv's own store of the values (its table, its format); the statements run on connections of
+  // this store's own (one writes, one reads), which keep them compiled.
   const store = new KeyvSqlite({ uri: `sqlite://${path}`, table: `${table}_values`, busyTimeout: timeoutMs });
   const values = petValues(store, { namespace: "pets", keyPrefix: true });
   // Keyv's connection opens now; a file it cannot open is reported below, never as an unheard rejection.
   const keyvOpened = store.query("SELECT 1");
   keyvOpened.catch(() => {});
   let db: Database | undefined;
-  /** Every statement compiled so far, finalised on close. */
+  /** Every write statement compiled so far, finalised on close. */
   const prepared: Prepared[] = [];
-  let writer: SqliteWriter | undefined;
+  let reads: SqliteReads | undefined;
+  const queue = makeWriteQueue();
   let closing: Promise<void> | undefined;
   // A closed store refuses calls before they reach the driver.
   const ensureOpen = () => {
     if (closing !== undefined) throw storageClosed("sqlite");
   };
+  // The read connection closes first: read-only, it could not checkpoint and remove the log
+  // if it were the file's last connection to close.
   const close = () => {
     closing ??= (async () => {
-      await writer?.idle();
+      await queue.idle();
+      await reads?.close();
       await Promise.all(prepared.map((statement) => statement.finalize()));
-      const own = db;
-      if (own !== undefined) await new Promise<void>((resolve) => own.close(() => resolve()));
+      if (db !== undefined) await closeDatabase(db);
       await store.disconnect().catch(() => {});
     })();
     return closing;
   };
 
-  let compiled: SqliteStatements;
+  let compiledWrites: WriteStatements;
   try {
     // One connection at a time opens the file: two opening a WAL file together may meet
     // SQLITE_BUSY (its recovery) without the busy time-out applying.
@@ -112,7 +119,8 @@ export async function sqliteStorage(options: SqliteStorageOptions): Promise<PetS
     const own = await openDatabase(sqlite3, path);
     db = own;
     await setUpSchema(own, table, timeoutMs, mmapBytes);
-    compiled = await compileStatements(own, table, prepared);
+    compiledWrites = await compileWrites(own, table, prepared);
+    reads = await openReads(sqlite3, own, { table, timeoutMs, mmapBytes }, queue.serialise);
   } catch (error) {
     await close();
     throw new StorageConfigError(
@@ -122,10 +130,10 @@ export async function sqliteStorage(options: SqliteStorageOptions): Promise<PetS
       },
     );
   }
-  const statements = compiled;
   const own = db as Database;
-  writer = makeWriter(own, table, statements, values);
-  const { createOnceOrReplay, serialise } = writer;
+  const statements = (reads as SqliteReads).statements;
+  const { createOnceOrReplay } = makeWriter(own, table, compiledWrites, values, queue, statements.petValue);
+  const { serialise } = queue;
 
   return {
     kind: "sqlite",
@@ -137,12 +145,11 @@ export async function sqliteStorage(options: SqliteStorageOptions): Promise<PetS
     },
     async findOnce({ scope, key, fingerprint, now }: IdempotencyRecord): Promise<CreateOnceResult | undefined> {
       ensureOpen();
-      const [found] = await statements.findLive.all([scope, key, now]);
+      const [found] = await statements.findLivePet.all([scope, key, now]);
       if (found === undefined) return undefined;
       if (found.fingerprint !== fingerprint) return { conflict: "reused" };
       const id = Number(found.pet_id);
-      const [row] = await statements.petValue.all([`pets:${id}`]);
-      return { pet: storedPet(id, row?.value, values, "sqlite"), replayed: true };
+      return { pet: storedPet(id, found.value, values, "sqlite"), replayed: true };
     },
     async createOnce(data: PetData, record: IdempotencyRecord): Promise<CreateOnceResult> {
       ensureOpen();
@@ -173,7 +180,8 @@ export async function sqliteStorage(options: SqliteStorageOptions): Promise<PetS
     /** Empties this store's own tables (`<table>_*` that it created) and restarts its sequence at 1. */
     async clear() {
       ensureOpen();
-      // A write like any other: after the writes before it, never inside one's transaction.
+      // A write like any other: after the writes before it, never inside one's transaction; one
+      // transaction of its own, so a read sees the store as it was before or after, never half.
       await serialise(async () => {
         const tables = [`${table}_index`, `${table}_values`, `${table}_idempotency`];
         const found = await queryAll(
@@ -181,8 +189,13 @@ export async function sqliteStorage(options: SqliteStorageOptions): Promise<PetS
           `SELECT name FROM sqlite_master WHERE type = 'table' AND name IN (${tables.map(() => "?").join(", ")})`,
           tables,
         );
-        for (const { name } of found) await queryAll(own, `DELETE FROM "${String(name)}"`);
-        await queryAll(own, `UPDATE ${table}_seq SET value = 0 WHERE id = 1`);
+        const deletes = found.map(({ name }) => `DELETE FROM "${String(name)}";`).join("");
+        try {
+          await exec(own, `BEGIN IMMEDIATE;${deletes}UPDATE ${table}_seq SET value = 0 WHERE id = 1;COMMIT`);
+        } catch (error) {
+          await exec(own, "ROLLBACK").catch(() => {});
+          throw error;
+        }
       });
     },
   };

@@ -1,0 +1,117 @@
+/**
+ * SQLite storage, its reads: pages, pets and key records are read on a read-only connection of the
+ * store's own, opened once the schema exists. In WAL mode each read sees the last commit, never a
+ * create still in its transaction on the write connection. A database without a file (`:memory:`)
+ * would be another, empty one on a second connection: there, reads wait for the writes queued.
+ */
+import {
+  closeDatabase,
+  type Database,
+  openDatabase,
+  type Prepared,
+  prepare,
+  queryAll,
+  type Sqlite3,
+} from "./sqlite-connection.ts";
+
+/** The read statements of a store: on its read connection, or queued behind its writes (`:memory:`). */
+export type ReadStatements = Record<"findLivePet" | "page" | "statusPage" | "indexedPet" | "petValue", Prepared>;
+
+export interface SqliteReads {
+  statements: ReadStatements;
+  /** Finalises the read statements and closes the read connection, after the reads already started. */
+  close(): Promise<void>;
+}
+
+export interface ReadOptions {
+  table: string;
+  /** The busy time-out of the read connection, in ms. */
+  timeoutMs: number;
+  mmapBytes: number;
+}
+
+/** Runs `work` after every write started before it, and before any started after it. */
+type Serialise = <T>(work: () => Promise<T>) => Promise<T>;
+
+/** Compiles the store's read statements on `db`; each one compiled is added to `prepared`. */
+async function compileReads(db: Database, table: string, prepared: Prepared[]): Promise<ReadStatements> {
+  const compile = async (sql: string) => {
+    const statement = await prepare(db, sql);
+    prepared.push(statement);
+    return statement;
+  };
+  // A page is one statement: the index range joined to Keyv's values (a missing value comes back null).
+  const compilePage = (where: string) =>
+    compile(
+      `SELECT i.id AS id, v.value AS value FROM ${table}_index i LEFT JOIN ${table}_values v ON v.key = 'pets:' || i.id WHERE ${where} ORDER BY i.id LIMIT ?`,
+    );
+  return {
+    // An unexpired key record and its pet's value, read together (one snapshot, one call).
+    findLivePet: await compile(
+      `SELECT r.fingerprint AS fingerprint, r.pet_id AS pet_id, v.value AS value FROM ${table}_idempotency r LEFT JOIN ${table}_values v ON v.key = 'pets:' || r.pet_id WHERE r.scope = ? AND r.key = ? AND r.expires_at > ?`,
+    ),
+    page: await compilePage("i.id > ?"),
+    statusPage: await compilePage("i.status = ? AND i.id > ?"),
+    indexedPet: await compile(
+      `SELECT v.value AS value FROM ${table}_index i LEFT JOIN ${table}_values v ON v.key = 'pets:' || i.id WHERE i.id = ?`,
+    ),
+    petValue: await compile(`SELECT value FROM ${table}_values WHERE key = ?`),
+  };
+}
+
+/** `statements`, each run through `serialise`: never inside a write's transaction on a shared connection. */
+function queueBehindWrites(statements: ReadStatements, serialise: Serialise): ReadStatements {
+  const queued = (statement: Prepared): Prepared => ({
+    all: (params) => serialise(() => statement.all(params)),
+    finalize: () => statement.finalize(),
+  });
+  return {
+    findLivePet: queued(statements.findLivePet),
+    page: queued(statements.page),
+    statusPage: queued(statements.statusPage),
+    indexedPet: queued(statements.indexedPet),
+    petValue: queued(statements.petValue),
+  };
+}
+
+/**
+ * Opens the reads of the store whose write connection is `writeDb` (the schema made): a
+ * read-only connection to the same file, with the store's busy time-out and memory-mapped reads,
+ * or for a database without a file the write connection, each read run through `serialise`.
+ * A failure closes what it opened.
+ */
+export async function openReads(
+  sqlite3: Sqlite3,
+  writeDb: Database,
+  { table, timeoutMs, mmapBytes }: ReadOptions,
+  serialise: Serialise,
+): Promise<SqliteReads> {
+  const prepared: Prepared[] = [];
+  const finalize = () => Promise.all(prepared.map((statement) => statement.finalize()));
+  // The file the write connection has open, as SQLite names it ("" for :memory:).
+  const databases = await queryAll(writeDb, "PRAGMA database_list");
+  const file = String(databases.find((database) => database.name === "main")?.file ?? "");
+  if (file === "") {
+    try {
+      const statements = queueBehindWrites(await compileReads(writeDb, table, prepared), serialise);
+      return { statements, close: async () => void (await finalize()) };
+    } catch (error) {
+      await finalize();
+      throw error;
+    }
+  }
+  const db = await openDatabase(sqlite3, file, sqlite3.OPEN_READONLY | sqlite3.OPEN_FULLMUTEX);
+  const close = async () => {
+    await finalize();
+    await closeDatabase(db);
+  };
+  try {
+    db.configure("busyTimeout", timeoutMs);
+    // Per connection, as the write connection's: pages read as memory, not one pread() each.
+    await queryAll(db, `PRAGMA mmap_size = ${mmapBytes}`);
+    return { statements: await compileReads(db, table, prepared), close };
+  } catch (error) {
+    await close();
+    throw error;
+  }
+}
