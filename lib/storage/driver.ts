@@ -3,8 +3,12 @@
  * backend asks for them, so that the memory path, and importing the library, never needs them.
  * A missing package is one clear StorageConfigError naming what to install.
  */
-import { createRequire } from "node:module";
+import { loadNodeBuiltin } from "../node-builtin.ts";
 import { reason, StorageConfigError } from "./config-error.ts";
+
+type NodeModule = typeof import("node:module");
+/** node:module, loaded by `loadDriver` (which every backend awaits before `requireFromDriver`). */
+let nodeModule: NodeModule | undefined;
 
 function isModuleNotFound(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
@@ -23,6 +27,7 @@ function missing(pkg: string, backend: string, error: unknown): StorageConfigErr
 
 /** Imports an optional driver package. @example const { default: KeyvRedis } = await loadDriver<typeof import("@keyv/redis")>("@keyv/redis", "redis") */
 export async function loadDriver<T>(pkg: string, backend: string): Promise<T> {
+  nodeModule ??= await loadNodeBuiltin<NodeModule>("node:module");
   try {
     return (await import(pkg)) as T;
   } catch (error) {
@@ -34,8 +39,11 @@ export async function loadDriver<T>(pkg: string, backend: string): Promise<T> {
 /**
  * Requires a package that a driver package depends on (e.g. `pg`, which @keyv/postgres brings),
  * resolved from that driver's own folder so it is found whatever the package manager's layout.
+ * Called after `loadDriver`.
  */
 export function requireFromDriver<T>(pkg: string, dependency: string, backend: string): T {
+  if (nodeModule === undefined) throw new Error(`requireFromDriver(${pkg}): loadDriver(${pkg}) comes first`);
+  const { createRequire } = nodeModule;
   try {
     const driverEntry = createRequire(import.meta.url).resolve(pkg);
     return createRequire(driverEntry)(dependency) as T;
