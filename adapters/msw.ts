@@ -65,8 +65,8 @@ function urlPattern(base: string): RegExp {
 
 /**
  * msw handlers answering every request under `baseUrl` with `store` (a `createPetStore()` store,
- * or a `createTestStore()` one, whose delay, seeding, `reset()` and `failNext()` then apply). A
- * request the store's answer is lost for (the test kit's `failNext` with a lost connection) is a
+ * or a `createTestStore()` one, whose seeding, `reset()`, faults and delay then apply). A
+ * request whose answer is lost (a fault of the test kit that drops the connection) is a
  * network error, as `fetch` would meet.
  *
  * @example
