@@ -3,11 +3,11 @@
  * backend asks for them, so that the memory path, and importing the library, never needs them.
  * A missing package is one clear StorageConfigError naming what to install.
  */
-import { loadNodeBuiltin } from "../node-builtin.ts";
+import { loadNodeBuiltin, nodeBuiltin } from "../node-builtin.ts";
 import { reason, StorageConfigError } from "./config-error.ts";
 
 type NodeModule = typeof import("node:module");
-/** node:module, loaded by `loadDriver` (which every backend awaits before `requireFromDriver`). */
+/** node:module as `loadDriver` loaded it: for `requireFromDriver` on a Node without process.getBuiltinModule. */
 let nodeModule: NodeModule | undefined;
 
 function isModuleNotFound(error: unknown): boolean {
@@ -39,10 +39,12 @@ export async function loadDriver<T>(pkg: string, backend: string): Promise<T> {
 /**
  * Requires a package that a driver package depends on (e.g. `pg`, which @keyv/postgres brings),
  * resolved from that driver's own folder so it is found whatever the package manager's layout.
- * Called after `loadDriver`.
  */
 export function requireFromDriver<T>(pkg: string, dependency: string, backend: string): T {
-  if (nodeModule === undefined) throw new Error(`requireFromDriver(${pkg}): loadDriver(${pkg}) comes first`);
+  nodeModule ??= nodeBuiltin<NodeModule>("node:module");
+  if (nodeModule === undefined) {
+    throw new StorageConfigError(`the ${backend} storage needs a server runtime (Node.js, Bun or Deno) for ${pkg}`);
+  }
   const { createRequire } = nodeModule;
   try {
     const driverEntry = createRequire(import.meta.url).resolve(pkg);
