@@ -14,7 +14,7 @@ let server: ReturnType<typeof setupServer>;
 test.before(async () => {
   mock = await petStoreMock();
   server = setupServer(...mock.handlers);
-  server.listen({ onUnhandledRequest: "error" });
+  server.listen();
 });
 test.before.each(() => mock.store.reset());
 test.after(async () => {
