@@ -1,5 +1,7 @@
 /**
- * H1, H2, H3, F1, F2, F3 (and O1: H1 with metrics on, against H1 with metrics off), B1-B4 (the
+ * H1, H2, H3, F1, F2, F3 (and O1: H1 with metrics on, against H1 with metrics off; O2: one server
+ * allowing a page's origin, asked with that Origin and without, so the answers differ by the CORS
+ * headers only), B1-B4 (the
  * standalone server on Redis, Postgres, SQLite): our server and its baseline, each in its own
  * child process, loaded in turn by
  * autocannon from this process over loopback: a warm-up of each, then rounds A, B, A, B, … so
@@ -31,7 +33,7 @@ const ENGINE_NAMES: Record<Engine, string> = { redis: "Redis", postgres: "Postgr
 
 interface Scenario {
   label: string;
-  ours: "standalone" | "standalone-metrics" | "hapi" | "node-http" | "fastify" | "fetch";
+  ours: "standalone" | "standalone-metrics" | "standalone-cors" | "hapi" | "node-http" | "fastify" | "fetch";
   /** A baseline of servers/baseline.ts, or "standalone": our own server (servers/ours.ts) as the reference. */
   baseline:
     | "node-list"
@@ -40,10 +42,13 @@ interface Scenario {
     | "fastify-list"
     | "fetch-bare"
     | "standalone"
+    | "same"
     | "engine-list"
     | "engine-create";
   /** F1, F3: both servers run under this runtime instead of Node. */
   runtime?: Runtime;
+  /** O2: our side's requests carry this Origin; the baseline ("same") is the same server asked without. */
+  origin?: string;
   /** The shared engine the store and the baseline use (B1-B4); memory otherwise. */
   engine?: Engine;
   method: "GET" | "POST";
@@ -120,6 +125,17 @@ const SCENARIOS: Record<string, Scenario> = {
     pets: 10_000,
     target: 0.95,
   },
+  O2: {
+    label:
+      "H1 from a CORS-allowed page (Origin sent, CORS headers on the answer) against H1 without Origin, same server",
+    ours: "standalone-cors",
+    baseline: "same",
+    origin: "https://shop.example",
+    method: "GET",
+    path: "/v1/pets?limit=20",
+    pets: 10_000,
+    target: 0.95,
+  },
 };
 
 const PAGE_ON = (engine: Engine, target: number): Scenario => ({
@@ -156,7 +172,7 @@ function pick(): Scenario {
   const found = SCENARIOS[id];
   if (found === undefined) {
     throw new Error(
-      `bench/http.ts: unknown scenario ${JSON.stringify(id)} (H1, H2, H3, F1, F2, F3, O1, B1, B2, B3 or B4 <engine>)`,
+      `bench/http.ts: unknown scenario ${JSON.stringify(id)} (H1, H2, H3, F1, F2, F3, O1, O2, B1, B2, B3 or B4 <engine>)`,
     );
   }
   return found;
@@ -183,9 +199,10 @@ interface Answer {
   body: string;
 }
 
-/** One request as autocannon sends it (no compression asked for). */
-async function ask(port: number): Promise<Answer> {
+/** One request as autocannon sends it (no compression asked for), with `origin` as Origin when given. */
+async function ask(port: number, origin?: string): Promise<Answer> {
   const headers: Record<string, string> = { authorization: `Bearer ${KEY}`, "accept-encoding": "identity" };
+  if (origin !== undefined) headers.origin = origin;
   if (scenario.body !== undefined) headers["content-type"] = "application/json";
   const res = await fetch(`http://127.0.0.1:${port}${scenario.path}`, {
     method: scenario.method,
@@ -250,10 +267,11 @@ async function runtimeServer(runtime: Runtime, mode: string, env: Record<string,
   return { port: child.port, cpu: async () => child.cpu(), stop: () => child.stop() };
 }
 
-/** One autocannon run against `server`; throws unless every request got a 2xx answer. */
-async function load(server: Server, port: number, seconds: number): Promise<Round> {
+/** One autocannon run against `server` (with `origin` as Origin when given); throws unless every request got a 2xx answer. */
+async function load(server: Server, port: number, seconds: number, origin?: string): Promise<Round> {
   const cpuBefore = await server.cpu();
   const headers: Record<string, string> = { authorization: `Bearer ${KEY}` };
+  if (origin !== undefined) headers.origin = origin;
   if (scenario.body !== undefined) headers["content-type"] = "application/json";
   const result = await autocannon({
     url: `http://127.0.0.1:${port}${scenario.path}`,
@@ -325,7 +343,7 @@ async function main() {
         : await runtimeServer(s.runtime, "ours", env);
     children.push(ours);
     const oursPort = ours.port;
-    const reference = await ask(oursPort);
+    const reference = await ask(oursPort, s.origin);
     const baseEnv = { ...env, BENCH_REFERENCE: JSON.stringify({ ...reference, path: s.path }) };
     // O1's reference is our own server (metrics off): servers/ours.ts, not a bare baseline; B1-B4's
     // a bare server on the engine (servers/engine.ts).
@@ -336,21 +354,24 @@ async function main() {
         ? "./servers/ours.ts"
         : "./servers/baseline.ts";
     const baseMode = onEngine ? s.baseline.slice("engine-".length) : s.baseline;
+    // O2's baseline is the same server, asked without Origin.
     const base =
-      s.runtime === undefined
-        ? await nodeServer(baseFile, [baseMode], { env: baseEnv, nodeFlags: profile("baseline") })
-        : await runtimeServer(s.runtime, "bare", baseEnv);
-    children.push(base);
+      s.baseline === "same"
+        ? ours
+        : s.runtime === undefined
+          ? await nodeServer(baseFile, [baseMode], { env: baseEnv, nodeFlags: profile("baseline") })
+          : await runtimeServer(s.runtime, "bare", baseEnv);
+    if (base !== ours) children.push(base);
     const basePort = base.port;
     const headerNote = compare(reference, await ask(basePort));
 
     if (WARM_SECONDS > 0) {
-      await load(ours, oursPort, WARM_SECONDS);
+      await load(ours, oursPort, WARM_SECONDS, s.origin);
       await load(base, basePort, WARM_SECONDS);
     }
     const [oursRounds, baseRounds] = await alternating(
       ROUNDS,
-      () => load(ours, oursPort, ROUND_SECONDS),
+      () => load(ours, oursPort, ROUND_SECONDS, s.origin),
       () => load(base, basePort, ROUND_SECONDS),
     );
     // The verdict is on the median of the pairs' ratios: a pair disturbed by the machine is one

@@ -56,7 +56,7 @@ if (README && (QUICK || only.length > 0)) {
 
 function jobs(): Job[] {
   const list: Job[] = [];
-  const http = { H1: 0.85, H2: 0.9, H3: 0.8, F1: 0.85, F2: 0.9, F3: 0.85, O1: 0.95 };
+  const http = { H1: 0.85, H2: 0.9, H3: 0.8, F1: 0.85, F2: 0.9, F3: 0.85, O1: 0.95, O2: 0.95 };
   for (const [id, ratio] of Object.entries(http)) {
     list.push({
       id,

@@ -3,7 +3,7 @@
  * rejects (an `AssertionError`) when the target breaks it. Pets are seeded through the API's own
  * POST, so a case needs nothing but HTTP.
  */
-import assert from "node:assert/strict";
+import { assert } from "./assert.ts";
 import type { Answer, Client, ConformanceTarget, Req } from "./client.ts";
 import { onTarget } from "./client.ts";
 

@@ -1,12 +1,14 @@
 /**
  * How the conformance cases talk to a target: one `send(request)` for both kinds of target (a
- * server at `url`, reached over a socket with `node:http`; or a `fetch(request)` function called
- * in process), the checks every answer owes the contract, and the small assertions the cases use.
- * No test runner: a failure is an `AssertionError` from `node:assert/strict`. The cases speak raw
+ * server at `url`, reached over a socket with `node:http`, loaded only then; or a `fetch(request)`
+ * function called in process, in Node or in a browser), and the checks every answer owes the
+ * contract. No test runner: a failure is an `AssertionError` (./assert.ts). The cases speak raw
  * HTTP, not petstore-lib/client: they check each answer's bytes, and a retry would hide a failure.
  */
-import assert from "node:assert/strict";
-import http from "node:http";
+import type { Agent } from "node:http";
+import { assert } from "./assert.ts";
+
+type Http = typeof import("node:http");
 
 /** What every target has: where the API lives, a key it accepts, and a way to empty it. */
 export interface TargetBase {
@@ -69,7 +71,15 @@ function wire(req: Req): Req {
   return { ...req, headers };
 }
 
-function overSocket(url: string, req: Req, agent: http.Agent): Promise<Answer> {
+/** A Node built-in, taken when needed (a browser, where fetch targets run, has none). */
+async function loadBuiltin<T>(name: string): Promise<T> {
+  const host = (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }).process;
+  const found = host?.getBuiltinModule?.(name);
+  if (found !== undefined) return found as T;
+  return (await import(/* webpackIgnore: true */ /* @vite-ignore */ name)) as T;
+}
+
+function overSocket(http: Http, url: string, req: Req, agent: Agent): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const request = http.request(new URL(req.path, url), {
       method: req.method,
@@ -116,7 +126,13 @@ async function inProcess(target: FetchTarget, req: Req): Promise<Answer> {
     init.body = body;
     init.duplex = "half";
   }
-  const response = await target.fetch(new Request(new URL(req.path, "http://conformance.test"), init));
+  const request = new Request(new URL(req.path, "http://conformance.test"), init);
+  // A browser's Request drops the headers a page may not set (Origin, Content-Length,
+  // Access-Control-Request-*): the target gets them as a server's Request carries them.
+  if (Object.keys(req.headers).some((name) => !request.headers.has(name))) {
+    Object.defineProperty(request, "headers", { value: new Headers(req.headers) });
+  }
+  const response = await target.fetch(request);
   const headers: Record<string, string> = {};
   response.headers.forEach((value, name) => {
     headers[name.toLowerCase()] = value;
@@ -168,7 +184,8 @@ export async function onTarget(target: ConformanceTarget, body: (client: Client)
   }
   const base = target.basePath === "/" ? "" : target.basePath;
   await target.reset();
-  const agent = "fetch" in target ? undefined : new http.Agent({ keepAlive: true, maxSockets: 1 });
+  const http = "fetch" in target ? undefined : await loadBuiltin<Http>("node:http");
+  const agent = http === undefined ? undefined : new http.Agent({ keepAlive: true, maxSockets: 1 });
   let seeded = 0;
   const client: Client = {
     base,
@@ -179,9 +196,9 @@ export async function onTarget(target: ConformanceTarget, body: (client: Client)
       let answer: Answer;
       try {
         answer =
-          agent === undefined
+          http === undefined || agent === undefined
             ? await inProcess(target as FetchTarget, sent)
-            : await overSocket((target as SocketTarget).url, sent, agent);
+            : await overSocket(http, (target as SocketTarget).url, sent, agent);
         checkEveryAnswer(sent, answer);
       } catch (error) {
         if (error instanceof Error) error.message = `${req.method} ${req.path}: ${error.message}`;

@@ -2,16 +2,13 @@
  * Bearer authentication. How a token is checked is pluggable: `apiKeys([...])` for a
  * list of keys compared in constant time, or any `(token) => boolean` the embedder supplies.
  */
-import { hash } from "node:crypto";
+import { sha256Hex } from "./digest.ts";
 
 /** Decides whether a bearer token is acceptable. May be async (e.g. a lookup). */
 export type VerifyToken = (token: string) => boolean | Promise<boolean>;
 
 /** What `createPetStore({ auth })` accepts: a verify function, or a list of keys. */
 export type AuthOption = VerifyToken | readonly string[] | { keys: readonly string[] } | { verify: VerifyToken };
-
-/** SHA-256 as 64 hex characters: a hex string costs a third of a Buffer to hand back from C++. */
-const digest = (s: string): string => hash("sha256", s, "hex");
 
 /** Tokens up to this length are compared with every key directly; longer ones through digests. */
 const DIRECT = 256;
@@ -43,13 +40,13 @@ export function apiKeys(keys: readonly string[]): VerifyToken {
     throw new TypeError("apiKeys: expected a non-empty list of non-empty strings");
   }
   const list = [...keys];
-  const digests = list.map(digest);
+  const digests = list.map(sha256Hex);
   return (token: string) => {
     let ok = false;
     if (token.length <= DIRECT) {
       for (const key of list) ok = same(token, key) || ok;
     } else {
-      const candidate = digest(token);
+      const candidate = sha256Hex(token);
       for (const d of digests) ok = same(candidate, d) || ok;
     }
     return ok;

@@ -3,7 +3,7 @@
  * the caller's scope (a digest of the bearer token, never the token) and the request's
  * fingerprint (SHA-256 of the validated NewPet with defaults applied, in canonical key order).
  */
-import { hash } from "node:crypto";
+import { sha256Base64url, sha256Hex } from "./digest.ts";
 import { PetStoreError } from "./errors.ts";
 import type { PetData } from "./storage/port.ts";
 
@@ -50,7 +50,7 @@ export function parseIdempotencyKey(header: string): string | undefined {
 export function scopeOf(token: string): string {
   // The last digest is kept: a client sends one token many times, and a digest costs a microsecond.
   if (token !== lastToken) {
-    lastScope = hash("sha256", token, "base64url");
+    lastScope = sha256Base64url(token);
     lastToken = token;
   }
   return lastScope;
@@ -65,11 +65,7 @@ let lastScope = "";
  */
 export function fingerprintOf(pet: PetData): string {
   // The same text as JSON.stringify({ name, categoryId, status }), without building the object.
-  return hash(
-    "sha256",
-    `{"name":${JSON.stringify(pet.name)},"categoryId":${pet.categoryId},"status":"${pet.status}"}`,
-    "hex",
-  );
+  return sha256Hex(`{"name":${JSON.stringify(pet.name)},"categoryId":${pet.categoryId},"status":"${pet.status}"}`);
 }
 
 /** Options of an idempotent in-process create. */

@@ -4,6 +4,7 @@
  * for code under test that takes one. Both go through the kit: delay, request ids, faults, journal.
  */
 import { createFetchHandler } from "../adapters/fetch.ts";
+import type { AdapterStore, PetStoreRequest, PetStoreResponse } from "../lib/index.ts";
 import { utf8Length } from "../lib/internal.ts";
 import type { TestKit, TestKitOptions } from "./kit.ts";
 import { openKit } from "./kit.ts";
@@ -26,8 +27,16 @@ export interface TestRequestOptions {
   headers?: Record<string, string | string[] | undefined>;
 }
 
-export interface TestStore extends TestKit {
+/**
+ * Also an `AdapterStore`: `respond` is the store's answer with the kit's delay and request ids, so
+ * an adapter serves the test store as the test server does (`petStoreHandlers(testStore)` for msw).
+ */
+export interface TestStore extends TestKit, AdapterStore {
   readonly basePath: string;
+  /** The store's body limit in bytes, for an adapter. */
+  readonly maxBodyBytes: number;
+  /** The store's answer to a request, with the kit's delay and request ids, for an adapter. */
+  respond(request: PetStoreRequest): Promise<PetStoreResponse>;
   /** Sends one request through `store.handle()`, with the test key: `path` is absolute (`/v1/pets?limit=5`). */
   request(method: string, path: string, options?: TestRequestOptions): Promise<TestResponse>;
   /**
@@ -70,6 +79,8 @@ export async function createTestStore(options: TestKitOptions = {}): Promise<Tes
     key: kit.key,
     store,
     basePath: store.basePath,
+    maxBodyBytes: store.maxBodyBytes,
+    respond: kit.respond,
     reset: kit.reset,
     failNext: kit.failNext,
     delay: kit.delay,

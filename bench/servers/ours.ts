@@ -2,7 +2,7 @@
  * Our server under test, in a child process: argv[2] is "standalone" (server/index.ts's
  * startServer, memory storage or the storage spec BENCH_STORAGE, request logs on (BENCH_LOG_LEVEL, default info), as `npm start`
  * runs it; stdout is discarded by the parent), "standalone-metrics" (the same with the metrics of
- * PETSTORE_METRICS_PORT fed), "hapi" (the hapi plugin on a hapi server) or "fastify" (the
+ * PETSTORE_METRICS_PORT fed), "standalone-cors" (the same allowing BENCH_CORS_ORIGIN's pages), "hapi" (the hapi plugin on a hapi server) or "fastify" (the
  * Fastify plugin on a Fastify server). The store gets BENCH_PETS pets, then
  * the child tells its parent the port and serves until told to stop.
  */
@@ -41,13 +41,21 @@ async function fillStore(store: PetStore): Promise<void> {
   }
 }
 
-if (mode === "standalone" || mode === "standalone-metrics") {
+if (mode === "standalone" || mode === "standalone-metrics" || mode === "standalone-cors") {
   // With metrics, as PETSTORE_METRICS_PORT sets them up: the store's observer feeds prom-client.
   const metrics = mode === "standalone-metrics" ? createMetrics(await loadPromClient()) : undefined;
   // BENCH_STORAGE: a storage spec (B1-B4), whose pets the parent has loaded already.
   const storage = process.env.BENCH_STORAGE;
   const server = await startServer(
-    { port: 0, host: "127.0.0.1", storage: storage ?? "memory", basePath: "/v1", logLevel, apiKeys: [key] },
+    {
+      port: 0,
+      host: "127.0.0.1",
+      storage: storage ?? "memory",
+      basePath: "/v1",
+      logLevel,
+      apiKeys: [key],
+      ...(mode === "standalone-cors" ? { corsOrigins: [process.env.BENCH_CORS_ORIGIN ?? "https://shop.example"] } : {}),
+    },
     metrics ? { observe: metrics.observe } : {},
   );
   if (storage === undefined) await fillStore(server.store);

@@ -2,7 +2,7 @@
  * The pet store as a Cloudflare Worker: the fetch handler is the Worker's `fetch`. The API key is
  * a secret (`npx wrangler secret put PETSTORE_API_KEY`), which Workers put in `process.env` with
  * the `nodejs_compat` flag and a compatibility date from 2025-04-01 on (wrangler.toml beside this
- * file; the core also needs the flag for node:crypto, Keyv for buffer).
+ * file; Keyv also needs the flag for buffer).
  *
  *   npx wrangler dev       serves it locally (workerd), npx wrangler deploy   deploys it
  *

@@ -3,8 +3,12 @@
  * backend asks for them, so that the memory path, and importing the library, never needs them.
  * A missing package is one clear StorageConfigError naming what to install.
  */
-import { createRequire } from "node:module";
+import { loadNodeBuiltin, nodeBuiltin } from "../node-builtin.ts";
 import { reason, StorageConfigError } from "./config-error.ts";
+
+type NodeModule = typeof import("node:module");
+/** node:module as `loadDriver` loaded it: for `requireFromDriver` on a Node without process.getBuiltinModule. */
+let nodeModule: NodeModule | undefined;
 
 function isModuleNotFound(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
@@ -23,6 +27,7 @@ function missing(pkg: string, backend: string, error: unknown): StorageConfigErr
 
 /** Imports an optional driver package. @example const { default: KeyvRedis } = await loadDriver<typeof import("@keyv/redis")>("@keyv/redis", "redis") */
 export async function loadDriver<T>(pkg: string, backend: string): Promise<T> {
+  nodeModule ??= await loadNodeBuiltin<NodeModule>("node:module");
   try {
     return (await import(pkg)) as T;
   } catch (error) {
@@ -36,6 +41,11 @@ export async function loadDriver<T>(pkg: string, backend: string): Promise<T> {
  * resolved from that driver's own folder so it is found whatever the package manager's layout.
  */
 export function requireFromDriver<T>(pkg: string, dependency: string, backend: string): T {
+  nodeModule ??= nodeBuiltin<NodeModule>("node:module");
+  if (nodeModule === undefined) {
+    throw new StorageConfigError(`the ${backend} storage needs a server runtime (Node.js, Bun or Deno) for ${pkg}`);
+  }
+  const { createRequire } = nodeModule;
   try {
     const driverEntry = createRequire(import.meta.url).resolve(pkg);
     return createRequire(driverEntry)(dependency) as T;

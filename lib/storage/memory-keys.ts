@@ -6,10 +6,14 @@
  * of expired records, oldest first.
  */
 
-import { Buffer } from "node:buffer";
-
 const FINGERPRINT_BYTES = 32;
 const ANY = /^/;
+
+/** The value of a lower-case hex digit's character code (as fingerprints are written); -1 for any other. */
+function hexValue(code: number): number {
+  if (code >= 48 && code <= 57) return code - 48;
+  return code >= 97 && code <= 102 ? code - 87 : -1;
+}
 
 export class MemoryKeys {
   /** Each scope seen, as a number, and its keys (key → absolute number of its slot). */
@@ -21,7 +25,7 @@ export class MemoryKeys {
   private scopeOf = new Int32Array(1024);
   private petIds = new Float64Array(1024);
   private expires = new Float64Array(1024);
-  private prints = Buffer.alloc(1024 * FINGERPRINT_BYTES);
+  private prints = new Uint8Array(1024 * FINGERPRINT_BYTES);
   /** Absolute slot number of index 0 of the columns; of the oldest slot not swept; of the next slot. */
   private base = 0;
   private head = 0;
@@ -53,8 +57,13 @@ export class MemoryKeys {
 
   /** True when the record in `slot` has this fingerprint (64 hex characters). */
   matches(slot: number, fingerprint: string): boolean {
+    if (fingerprint.length !== FINGERPRINT_BYTES * 2) return false;
     const at = (slot - this.base) * FINGERPRINT_BYTES;
-    return this.prints.toString("hex", at, at + FINGERPRINT_BYTES) === fingerprint;
+    for (let i = 0; i < FINGERPRINT_BYTES; i++) {
+      const byte = (hexValue(fingerprint.charCodeAt(2 * i)) << 4) | hexValue(fingerprint.charCodeAt(2 * i + 1));
+      if (byte !== this.prints[at + i]) return false;
+    }
+    return true;
   }
 
   petId(slot: number): number {
@@ -80,9 +89,17 @@ export class MemoryKeys {
     this.scopeOf[i] = scopeIndex;
     this.petIds[i] = petId;
     this.expires[i] = expiresAt;
-    this.prints.write(fingerprint, i * FINGERPRINT_BYTES, FINGERPRINT_BYTES, "hex");
+    this.writePrint(i * FINGERPRINT_BYTES, fingerprint);
     if (!keys.has(key)) this.count++;
     keys.set(key, this.next++);
+  }
+
+  /** Writes a fingerprint's 64 hex characters as 32 bytes from `at`. */
+  private writePrint(at: number, fingerprint: string): void {
+    for (let i = 0; i < FINGERPRINT_BYTES; i++) {
+      const byte = (hexValue(fingerprint.charCodeAt(2 * i)) << 4) | hexValue(fingerprint.charCodeAt(2 * i + 1));
+      this.prints[at + i] = Math.max(byte, 0);
+    }
   }
 
   /** Removes up to `max` expired records, oldest first. */
@@ -128,8 +145,8 @@ export class MemoryKeys {
     petIds.set(this.petIds);
     const expires = new Float64Array(length);
     expires.set(this.expires);
-    const prints = Buffer.alloc(length * FINGERPRINT_BYTES);
-    this.prints.copy(prints);
+    const prints = new Uint8Array(length * FINGERPRINT_BYTES);
+    prints.set(this.prints);
     this.petIds = petIds;
     this.expires = expires;
     this.prints = prints;

@@ -4,7 +4,7 @@
  * when one disconnects). The pool fails fast (connect, query and statement time-outs) and
  * reconnects by itself on the next call. Also the schema, created when missing, and named statements.
  */
-import { createHash } from "node:crypto";
+import { sha1Hex } from "../digest.ts";
 
 /** A statement pg prepares once per connection (by `name`) and then only executes. */
 export interface PgNamedQuery {
@@ -94,6 +94,6 @@ export async function createSchema(pool: PgPool, schema: string, table: string):
 
 /** A statement prepared once per connection, under a name derived from its text: `values` → the query to run. */
 export function nameStatement(text: string): (values: unknown[]) => PgNamedQuery {
-  const name = `petstore_${createHash("sha1").update(text).digest("hex").slice(0, 20)}`;
+  const name = `petstore_${sha1Hex(text).slice(0, 20)}`;
   return (values: unknown[]): PgNamedQuery => ({ name, text, values });
 }

@@ -6,7 +6,7 @@
  * Details: docs/STORAGE.md, "Redis creates and pages".
  */
 
-import { createHash } from "node:crypto";
+import { sha1Hex } from "../digest.ts";
 import type { Pet, PetStatus } from "../schemas.ts";
 import { redactUrl, StorageConfigError, unreachable } from "./config-error.ts";
 import { loadDriver } from "./driver.ts";
@@ -92,7 +92,7 @@ interface Script {
   source: string;
   sha: string;
 }
-const script = (source: string): Script => ({ source, sha: createHash("sha1").update(source).digest("hex") });
+const script = (source: string): Script => ({ source, sha: sha1Hex(source) });
 const CREATE_SCRIPT = script(CREATE);
 const PAGE_SCRIPT = script(PAGE);
 

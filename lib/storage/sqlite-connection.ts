@@ -5,6 +5,8 @@
  * and compiles the write statements once. Also the promise wrappers of the driver's callbacks.
  */
 
+import { loadNodeBuiltin } from "../node-builtin.ts";
+
 export type Sqlite3 = typeof import("sqlite3");
 export type Database = import("sqlite3").Database;
 type Statement = import("sqlite3").Statement;
@@ -130,8 +132,8 @@ export async function compileWrites(db: Database, table: string, prepared: Prepa
  */
 export async function findFileProblem(path: string): Promise<Error | undefined> {
   if (path === ":memory:" || path.startsWith("file:")) return undefined;
-  // Loaded here, on a failed open only: the core (a Worker bundle included) imports no node:fs.
-  const { closeSync, existsSync, openSync, unlinkSync } = await import("node:fs");
+  // Loaded here, on a failed open only: the core (a browser or Worker bundle included) imports no node:fs.
+  const { closeSync, existsSync, openSync, unlinkSync } = await loadNodeBuiltin<typeof import("node:fs")>("node:fs");
   const existed = existsSync(path);
   try {
     closeSync(openSync(path, "a"));

@@ -7,6 +7,7 @@
  */
 import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { builtinModules } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "uvu";
@@ -105,6 +106,38 @@ test("package: the tarball holds the compiled library and its docs, and no tests
       }
     }
   }
+});
+
+test("package: a browser bundle (esbuild, platform browser) of petstore-lib, /fetch and /testing from the installed package imports no Node built-in; /testing is its browser build", async () => {
+  writeFileSync(
+    join(CONSUMER, "page.mjs"),
+    `import { createPetStore, memoryStorage } from "petstore-lib";
+import { createFetchHandler } from "petstore-lib/fetch";
+import { createTestStore } from "petstore-lib/testing";
+export const handle = createFetchHandler(createPetStore({ storage: memoryStorage(), auth: ["k"] }));
+export const kit = () => createTestStore({ pets: 1 });
+`,
+  );
+  const { build } = await import("esbuild");
+  const { metafile } = await build({
+    absWorkingDir: CONSUMER,
+    entryPoints: ["page.mjs"],
+    bundle: true,
+    platform: "browser",
+    format: "esm",
+    metafile: true,
+    write: false,
+    logLevel: "silent",
+  });
+  const builtins = new Set(builtinModules);
+  const nodeImports = Object.entries(metafile.inputs).flatMap(([file, input]) =>
+    input.imports.filter((i) => i.path.startsWith("node:") || builtins.has(i.path)).map((i) => `${file} -> ${i.path}`),
+  );
+  assert.equal(nodeImports, []);
+  const inputs = Object.keys(metafile.inputs);
+  assert.ok(inputs.includes("node_modules/petstore-lib/dist/testing/browser.js"), "the browser build of /testing");
+  assert.not.ok(inputs.includes("node_modules/petstore-lib/dist/testing/server.js"), "not the test server");
+  assert.ok(inputs.includes("node_modules/buffer/index.js"), "Keyv's import of buffer: the dependency");
 });
 
 test("package: a JavaScript program runs the compiled core, the Node adapter, the hapi plugin, the docs handler and the test kit from dist/", () => {
