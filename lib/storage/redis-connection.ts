@@ -1,7 +1,7 @@
 /**
- * The Redis storage's connection: what the store sends its commands to, opened so that it fails
- * fast (no offline queue, socket time-outs with pings) and reconnects by itself, with the open-time
- * error an operator can act on.
+ * The Redis storage's connections: one client on a single server, or a cluster client that talks
+ * only to the primary owning the store's slot. Both fail fast (no offline queue) and reconnect by
+ * themselves, and a wrong address or a refusal fails at open with an error an operator can act on.
  */
 import { unreachable } from "./config-error.ts";
 import { loadDriver } from "./driver.ts";
@@ -9,7 +9,7 @@ import type { ScriptRunner } from "./redis-scripts.ts";
 
 export type RedisDriver = typeof import("@keyv/redis");
 
-/** The commands the store sends. */
+/** The commands the store sends, on a client or a cluster alike. */
 export interface RedisCommands extends ScriptRunner {
   get(key: string): Promise<unknown>;
   mGet(keys: string[]): Promise<unknown[]>;
@@ -25,7 +25,7 @@ export interface RedisCommands extends ScriptRunner {
 }
 
 export interface RedisConnection {
-  /** What Keyv's adapter is built on. */
+  /** What Keyv's adapter is built on: the client, or the cluster. */
   readonly driverClient: unknown;
   /** The store's commands. */
   readonly commands: RedisCommands;
@@ -33,7 +33,7 @@ export interface RedisConnection {
   readonly exact: RedisCommands;
   /** The keys matching `pattern` on the server that holds the store, in batches (SCAN). */
   scan(pattern: string): AsyncIterable<string[]>;
-  /** Resolves when the server answers. */
+  /** Resolves when the server (the cluster: the primary of the store's slot) answers. */
   ping(): Promise<void>;
   close(): Promise<void>;
 }

@@ -1,13 +1,14 @@
 /**
  * Redis storage: pet values in Keyv's keys (@keyv/redis writes `<namespace>::<id>`, Keyv's format),
  * and beside them what Keyv cannot do: the id sequence and sorted sets of ids (all pets, and one per
- * status). Every key starts with `<namespace>:`. A create takes its id, then writes the pet
- * atomically; a page is two commands. Details: docs/STORAGE.md, "Redis creates and pages".
+ * status). On a Redis Cluster every key starts with `{<namespace>}:`, one hash tag, so one slot.
+ * A create takes its id, then writes the pet atomically; a page is two commands. docs/STORAGE.md.
  */
 import type { Pet, PetStatus } from "../schemas.ts";
 import { redactUrl, StorageConfigError } from "./config-error.ts";
 import { loadDriver } from "./driver.ts";
 import type { CreateOnceResult, IdempotencyRecord, ListPage, PetData, PetStorage } from "./port.ts";
+import { connectCluster } from "./redis-cluster.ts";
 import { connectServer, type RedisConnection, type RedisDriver } from "./redis-connection.ts";
 import { CLAIM, replyTexts, runScript, WRITE } from "./redis-scripts.ts";
 import {
@@ -22,8 +23,14 @@ import {
 } from "./values.ts";
 
 export interface RedisStorageOptions {
-  /** `redis://[user:password@]host[:port][/db]`, or `rediss://…` for TLS. */
-  url: string;
+  /** One server: `redis://[user:password@]host[:port][/db]`, or `rediss://…` for TLS. */
+  url?: string;
+  /**
+   * A Redis Cluster instead (node-redis's `createCluster` shape): a few of its nodes, all
+   * `redis://` or all `rediss://`; every node gets the first one's user and password.
+   * @example { rootNodes: [{ url: "redis://10.0.0.1:6379" }, { url: "redis://10.0.0.2:6379" }] }
+   */
+  cluster?: { rootNodes: { url: string }[] };
   /** Prefix of every key this store writes (default "petstore"): letters, digits, `_`, `.`, `-`. */
   namespace?: string;
   /** Connect and command time-out in ms (default 2000). */
@@ -34,9 +41,9 @@ const NAMESPACE = /^[A-Za-z0-9_.-]{1,64}$/;
 const MAX_ID = "9007199254740991";
 const SERVER_URL = /^rediss?:\/\//i;
 
-/** The places of a store's data, all under `<namespace>:`. */
-function keysOf(namespace: string) {
-  const prefix = namespace;
+/** The places of a store's data: `<namespace>:…` on one server, `{<namespace>}:…` (one slot) on a cluster. */
+function keysOf(namespace: string, cluster: boolean) {
+  const prefix = cluster ? `{${namespace}}` : namespace;
   return {
     /** Keyv's namespace: @keyv/redis writes each value as `<prefix>::<id>`. */
     prefix,
@@ -48,7 +55,7 @@ function keysOf(namespace: string) {
 }
 
 interface Checked {
-  url: string;
+  target: { url: string } | { rootNodes: string[] };
   namespace: string;
   timeoutMs: number;
 }
@@ -62,8 +69,34 @@ function checkUrl(url: unknown, what: string): string {
   return url;
 }
 
+function checkCluster(cluster: unknown): string[] {
+  const nodes = (cluster as { rootNodes?: unknown } | null)?.rootNodes;
+  const extra = Object.keys(cluster ?? {}).filter((name) => name !== "rootNodes");
+  if (!Array.isArray(nodes) || nodes.length === 0 || extra.length > 0) {
+    throw new StorageConfigError(
+      `redis storage: cluster must be { rootNodes: [{ url: "redis://host:port" }, …] }${extra.length > 0 ? ` (unknown: ${extra.join(", ")})` : ""}`,
+    );
+  }
+  const urls = nodes.map((node: { url?: unknown } | null, i) => checkUrl(node?.url, `cluster.rootNodes[${i}].url`));
+  if (new Set(urls.map((url) => new URL(url).protocol)).size > 1) {
+    throw new StorageConfigError("redis storage: cluster.rootNodes must be all redis:// or all rediss://");
+  }
+  if (urls.some((url) => !["", "/", "/0"].includes(new URL(url).pathname))) {
+    throw new StorageConfigError(
+      "redis storage: a Redis Cluster has only database 0 (a root node's URL names another)",
+    );
+  }
+  return urls;
+}
+
 function checkOptions(options: RedisStorageOptions): Checked {
-  const url = checkUrl(options?.url, "url");
+  const { url, cluster } = options ?? {};
+  if ((url === undefined) === (cluster === undefined)) {
+    throw new StorageConfigError(
+      "redis storage: give either url (one server) or cluster: { rootNodes: [{ url }, …] } (a Redis Cluster)",
+    );
+  }
+  const target = url === undefined ? { rootNodes: checkCluster(cluster) } : { url: checkUrl(url, "url") };
   const namespace = options.namespace ?? "petstore";
   if (!NAMESPACE.test(namespace)) {
     throw new StorageConfigError(
@@ -74,18 +107,23 @@ function checkOptions(options: RedisStorageOptions): Checked {
   if (!Number.isSafeInteger(timeoutMs) || timeoutMs < 1) {
     throw new StorageConfigError(`redis storage: operationTimeoutMs must be a positive integer (got ${timeoutMs})`);
   }
-  return { url, namespace, timeoutMs };
+  return { target, namespace, timeoutMs };
 }
 
 /**
- * Opens a Redis storage; rejects with StorageConfigError when the driver is missing or Redis does
- * not answer. @example createPetStore({ storage: await redisStorage({ url: "redis://127.0.0.1:6379", namespace: "shop" }), auth })
+ * Opens a Redis storage on one server or a cluster; rejects with StorageConfigError when the driver
+ * is missing or Redis does not answer.
+ * @example createPetStore({ storage: await redisStorage({ url: "redis://127.0.0.1:6379", namespace: "shop" }), auth })
+ * @example await redisStorage({ cluster: { rootNodes: [{ url: "redis://10.0.0.1:6379" }, { url: "redis://10.0.0.2:6379" }] } })
  */
 export async function redisStorage(options: RedisStorageOptions): Promise<PetStorage> {
-  const { url, namespace, timeoutMs } = checkOptions(options);
+  const { target, namespace, timeoutMs } = checkOptions(options);
   const { default: KeyvRedis } = await loadDriver<RedisDriver>("@keyv/redis", "redis");
-  const keys = keysOf(namespace);
-  const connection = await connectServer(url, timeoutMs);
+  const keys = keysOf(namespace, "rootNodes" in target);
+  const connection =
+    "rootNodes" in target
+      ? await connectCluster(target.rootNodes, keys.sequence, timeoutMs)
+      : await connectServer(target.url, timeoutMs);
   const store = new KeyvRedis(connection.driverClient as ConstructorParameters<typeof KeyvRedis>[0], {
     namespace: keys.prefix,
     throwOnErrors: true,

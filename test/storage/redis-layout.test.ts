@@ -1,12 +1,20 @@
 /**
- * Where the Redis storage keeps its keys: the names of before (`<ns>:…`), so that a store written
- * by earlier versions (its keys planted here as they wrote them) opens and serves as it was.
+ * Where the Redis storage keeps its keys: on one server as before cluster support (`<ns>:…`, so a
+ * store written by earlier versions opens and serves as it was), on a cluster under one hash tag
+ * (`{<ns>}:…`, one slot); and the move of a single-server store into a cluster, by the steps
+ * docs/STORAGE.md gives, run here as written.
  */
+import { spawn } from "node:child_process";
+import { readFileSync, rmSync } from "node:fs";
+import { join } from "node:path";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import type { PetStorage } from "../../lib/storage/port.ts";
 import { redisStorage } from "../../lib/storage/redis.ts";
-import { REDIS_URL, RUN, serviceAvailable } from "./services.ts";
+import { type OwnRedis, ownRedis } from "../faults/support.ts";
+import { ROOT } from "../support/program.ts";
+import { runCluster } from "./backends.ts";
+import { REDIS_URL, RUN, redisClusterAvailable, serviceAvailable } from "./services.ts";
 
 async function connect(url: string) {
   const { createClient } = await import("@keyv/redis");
@@ -32,8 +40,8 @@ const quoted = { id: 2, name: 'say "hi" 🐈', categoryId: 2, status: "sold" } a
 const mia = { id: 3, name: "Mia", categoryId: 3, status: "pending" } as const;
 
 /**
- * The keys the Redis storage wrote with one script per create, for two plain creates and one with
- * an Idempotency-Key (recorded from that code): `<ns>` stands for the namespace.
+ * The keys the Redis storage wrote before cluster support, for two plain creates and one with an
+ * Idempotency-Key (recorded from that code): `<ns>` stands for the namespace.
  */
 async function plantEarlierStore(client: Client, ns: string): Promise<void> {
   const value = (pet: object) => JSON.stringify({ value: pet });
@@ -83,13 +91,14 @@ if (serviceAvailable("redis", "Redis key layout")) {
   s.after(async () => {
     await storage?.close();
     if (client) {
-      for (const key of await keysUnder(client, ns)) await client.unlink(key);
+      for (const key of [...(await keysUnder(client, ns)), ...(await keysUnder(client, `{${ns}}`))])
+        await client.unlink(key);
       client.destroy();
     }
   });
 
   s(
-    "redis: a store written by the one-script creates of before (keys <ns>:…) opens and serves its pets, pages, key records and next id",
+    "redis: a store written before cluster support (keys <ns>:…) opens and serves its pets, pages, key records and next id",
     async () => {
       client = await connect(REDIS_URL);
       await plantEarlierStore(client, ns);
@@ -98,20 +107,109 @@ if (serviceAvailable("redis", "Redis key layout")) {
     },
   );
 
-  s("redis: the keys keep their names (<ns>:seq, <ns>:ids…, <ns>::<id>, <ns>:idem:…)", async () => {
-    assert.ok(client);
-    assert.equal(await keysUnder(client, ns), [
-      `${ns}::1`,
-      `${ns}::2`,
-      `${ns}::3`,
-      `${ns}::4`,
-      `${ns}:idem:8:caller-a:order-1`,
-      `${ns}:ids`,
-      `${ns}:ids:available`,
-      `${ns}:ids:pending`,
-      `${ns}:ids:sold`,
-      `${ns}:seq`,
-    ]);
+  s(
+    "redis: on one server the keys keep their names (<ns>:seq, <ns>:ids…, <ns>::<id>, <ns>:idem:…), none under {<ns>}",
+    async () => {
+      assert.ok(client);
+      assert.equal(await keysUnder(client, ns), [
+        `${ns}::1`,
+        `${ns}::2`,
+        `${ns}::3`,
+        `${ns}::4`,
+        `${ns}:idem:8:caller-a:order-1`,
+        `${ns}:ids`,
+        `${ns}:ids:available`,
+        `${ns}:ids:pending`,
+        `${ns}:ids:sold`,
+        `${ns}:seq`,
+      ]);
+      assert.equal(await keysUnder(client, `{${ns}}`), []);
+    },
+  );
+  s.run();
+}
+
+/** The fenced block right after `<!-- <marker> -->` in a Markdown file of the repository. */
+function documentedBlock(file: string, marker: string): string {
+  const text = readFileSync(join(ROOT, file), "utf8");
+  const match = new RegExp(`<!-- ${marker} -->\\n\`\`\`sh\\n([\\s\\S]*?)\\n\`\`\``).exec(text);
+  if (match?.[1] === undefined) throw new Error(`${file} has no sh block after <!-- ${marker} -->`);
+  return match[1];
+}
+
+/** Runs a shell script with `env` added; rejects with its output unless it exits 0. */
+function shell(script: string, env: Record<string, string>): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn("sh", ["-c", script], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+    let out = "";
+    child.stdout.on("data", (chunk) => {
+      out += chunk;
+    });
+    child.stderr.on("data", (chunk) => {
+      out += chunk;
+    });
+    const timer = setTimeout(() => child.kill("SIGKILL"), 60_000);
+    child.on("close", (code) => {
+      clearTimeout(timer);
+      if (code === 0) resolve(out);
+      else reject(new Error(`the script ended with ${code}:\n${out}`));
+    });
   });
+}
+
+if (redisClusterAvailable("Redis key layout")) {
+  const s = suite("redis key layout: cluster");
+  const ns = `${RUN}_clayout`;
+  let single: OwnRedis | undefined;
+  const opened: PetStorage[] = [];
+  s.after(async () => {
+    await Promise.all(opened.map((storage) => storage.close()));
+    await single?.kill();
+    if (single) rmSync(single.dir, { recursive: true, force: true });
+  });
+
+  s("redis-cluster: every key of a store shares the hash tag {<ns>}: one slot, on one primary", async () => {
+    const cluster = await runCluster();
+    const storage = await redisStorage({ cluster: { rootNodes: cluster.rootNodes }, namespace: `${ns}_tag` });
+    opened.push(storage);
+    await storage.create({ name: "Rex", categoryId: 1, status: "available" });
+    await storage.createOnce?.({ name: "Mia", categoryId: 1, status: "sold" }, record());
+    const primary = await cluster.primaryOf(`{${ns}_tag}`);
+    const client = await connect(`redis://127.0.0.1:${primary}`);
+    try {
+      const keys = await keysUnder(client, `{${ns}_tag}`);
+      assert.is(keys.length, 7, keys.join(" "));
+      const slots = await Promise.all(keys.map((key) => cluster.command(primary, "CLUSTER", "KEYSLOT", key)));
+      assert.is(new Set(slots).size, 1, `one slot: ${slots.join(" ")}`);
+      await storage.clear?.();
+      assert.equal(await keysUnder(client, `{${ns}_tag}`), [], "clear() finds them all on that primary");
+    } finally {
+      client.destroy();
+    }
+  });
+
+  s(
+    "redis-cluster: a single-server store moved by docs/STORAGE.md's steps (rename into {<ns>}, redis-cli --cluster import) serves there as it did",
+    async () => {
+      const cluster = await runCluster();
+      single = await ownRedis();
+      const client = await connect(single.url);
+      try {
+        await plantEarlierStore(client, `${ns}_moved`);
+      } finally {
+        client.destroy();
+      }
+      const steps = documentedBlock("docs/STORAGE.md", "redis-to-cluster");
+      await shell(steps, {
+        SOURCE: `127.0.0.1:${single.port}`,
+        NODE: `127.0.0.1:${cluster.ports[0]}`,
+        NS: `${ns}_moved`,
+      });
+      const storage = await redisStorage({ cluster: { rootNodes: cluster.rootNodes }, namespace: `${ns}_moved` });
+      opened.push(storage);
+      await servesEarlierStore(storage);
+      await storage.clear?.();
+    },
+  );
   s.run();
 }
