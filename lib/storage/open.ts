@@ -2,7 +2,7 @@
  * Opens a storage from a URL-like string, as the standalone server's PETSTORE_STORAGE: `memory`,
  * `sqlite:<path>`, `redis://…` / `rediss://…`, `redis+cluster://host:port,host:port` /
  * `rediss+cluster://…`, `postgres://…` / `postgresql://…`, each optionally ending in
- * `?namespace=<name>` (Redis key prefix, SQL table-name prefix).
+ * `?namespace=<name>` (Redis key prefix, SQL table-name prefix); Redis also takes `durability=`.
  * Backend drivers are optional peer dependencies, loaded only when asked for.
  */
 import { redactUrl, StorageConfigError } from "./config-error.ts";
@@ -54,7 +54,7 @@ function clusterNodes(spec: string): string[] {
   if (match === null || query !== "" || hosts.some((host) => host === "")) {
     throw new StorageConfigError(
       `storage ${JSON.stringify(redactUrl(spec))}: a cluster is redis+cluster://host:port,host:port ` +
-        "(rediss+cluster:// for TLS), optionally with ?namespace=<name>",
+        "(rediss+cluster:// for TLS), optionally with ?namespace=<name>&durability=replicated",
     );
   }
   return hosts.map((host) => `${scheme.toLowerCase()}://${credentials}${host}${path}`);
@@ -87,10 +87,12 @@ export async function openStorage(spec: string, options: OpenStorageOptions = {}
     case "rediss":
     case "redis+cluster":
     case "rediss+cluster": {
+      const { rest: target, value: durability } = splitParam(rest, "durability");
       const where = scheme.endsWith("+cluster")
-        ? { cluster: { rootNodes: clusterNodes(rest).map((url) => ({ url })) } }
-        : { url: rest };
-      return redisStorage({ ...where, ...named, ...timeout });
+        ? { cluster: { rootNodes: clusterNodes(target).map((url) => ({ url })) } }
+        : { url: target };
+      const durable = durability === undefined ? {} : { durability: durability as "async" | "replicated" };
+      return redisStorage({ ...where, ...named, ...timeout, ...durable });
     }
     case "postgres":
     case "postgresql":

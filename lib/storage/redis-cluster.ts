@@ -8,6 +8,7 @@ import { redactUrl, unreachable } from "./config-error.ts";
 import { loadDriver } from "./driver.ts";
 import {
   backoff,
+  type Closable,
   clientOptions,
   closeClient,
   RESP_INTEGER,
@@ -16,6 +17,7 @@ import {
   type RedisDriver,
   within,
 } from "./redis-connection.ts";
+import type { WriteClient } from "./redis-durability.ts";
 
 /** The map is asked for at most this often while nodes fail. */
 const REDISCOVER_MS = 200;
@@ -30,7 +32,7 @@ interface ClusterSlots {
  * with StorageConfigError when no root node answers or that primary does not.
  */
 export async function connectCluster(urls: string[], slotKey: string, timeoutMs: number): Promise<RedisConnection> {
-  const { createCluster } = await loadDriver<RedisDriver>("@keyv/redis", "redis");
+  const { createClient, createCluster } = await loadDriver<RedisDriver>("@keyv/redis", "redis");
   const first = new URL(urls[0] as string);
   const options = clientOptions(timeoutMs);
   // What every node gets: the first root URL's user, password and TLS, the time-outs, and
@@ -85,10 +87,29 @@ export async function connectCluster(urls: string[], slotKey: string, timeoutMs:
     throw unreachable("redis cluster", urls.map(redactUrl).join(","), 6379, all, performance.now() - started);
   }
 
+  let writer: { address: string; client: { isOpen: boolean; connect(): Promise<unknown> } & Closable } | undefined;
   return {
     driverClient: cluster,
     commands: cluster as unknown as RedisCommands,
     exact: cluster.withTypeMapping({ [RESP_INTEGER]: String }) as unknown as RedisCommands,
+    async writer() {
+      const primary = cluster.slots[slot]?.master;
+      if (primary === undefined) throw new Error("redis cluster: no primary is known for the store's slot");
+      if (writer?.address !== primary.address) {
+        if (writer?.client.isOpen) writer.client.destroy();
+        const client = createClient({
+          ...defaults,
+          socket: { ...defaults.socket, host: primary.host, port: primary.port },
+        });
+        client.on("error", rediscover);
+        writer = { address: primary.address, client };
+      }
+      const { client } = writer;
+      // Once open it reconnects by itself; meanwhile its commands fail at once (no offline queue).
+      if (!client.isOpen) await within(client.connect(), timeoutMs, "redis write connection");
+      return client as unknown as WriteClient;
+    },
+    failed: rediscover,
     async *scan(pattern) {
       const primary = cluster.slots[slot]?.master;
       if (primary === undefined) throw new Error("redis cluster: no primary is known for the store's slot");
@@ -100,7 +121,7 @@ export async function connectCluster(urls: string[], slotKey: string, timeoutMs:
     },
     async close() {
       opened = false;
-      await closeClient(cluster, timeoutMs);
+      await Promise.all([closeClient(cluster, timeoutMs), closeClient(writer?.client, timeoutMs)]);
     },
   };
 }

@@ -1,10 +1,12 @@
 /**
  * The Redis storage's connections: one client on a single server, or a cluster client that talks
  * only to the primary owning the store's slot. Both fail fast (no offline queue) and reconnect by
- * themselves, and a wrong address or a refusal fails at open with an error an operator can act on.
+ * themselves; a cluster is asked for its map again while a node fails, as node-redis does so only
+ * on a MOVED reply, which a killed primary never sends. Writes that WAIT get a connection of their own.
  */
 import { unreachable } from "./config-error.ts";
 import { loadDriver } from "./driver.ts";
+import type { WriteClient } from "./redis-durability.ts";
 import type { ScriptRunner } from "./redis-scripts.ts";
 
 export type RedisDriver = typeof import("@keyv/redis");
@@ -31,6 +33,10 @@ export interface RedisConnection {
   readonly commands: RedisCommands;
   /** The same, with integer replies as exact decimal text (the client decodes them imprecisely near 2^53). */
   readonly exact: RedisCommands;
+  /** The connection of replicated writes: opened on first use, and after a failover to the new primary. */
+  writer(): Promise<WriteClient>;
+  /** A write failed: a cluster looks for its map again. */
+  failed(error: unknown): void;
   /** The keys matching `pattern` on the server that holds the store, in batches (SCAN). */
   scan(pattern: string): AsyncIterable<string[]>;
   /** Resolves when the server (the cluster: the primary of the store's slot) answers. */
@@ -125,14 +131,27 @@ export async function connectServer(url: string, timeoutMs: number): Promise<Red
     const all = new AggregateError([error, ...failures], (error as Error)?.message);
     throw unreachable("redis", url, 6379, all, performance.now() - started);
   }
+  let writer: ReturnType<typeof client.duplicate> | undefined;
   return {
     driverClient: client,
     commands: client as unknown as RedisCommands,
     exact: client.withTypeMapping({ [RESP_INTEGER]: String }) as unknown as RedisCommands,
+    async writer() {
+      if (writer === undefined) {
+        writer = client.duplicate();
+        writer.on("error", () => {});
+      }
+      // Once open it reconnects by itself; meanwhile its commands fail at once (no offline queue).
+      if (!writer.isOpen) await within(writer.connect(), timeoutMs, "redis write connection");
+      return writer as unknown as WriteClient;
+    },
+    failed() {},
     scan: (pattern) => client.scanIterator({ MATCH: pattern, COUNT: 1000 }),
     async ping() {
       await client.ping();
     },
-    close: () => closeClient(client, timeoutMs),
+    async close() {
+      await Promise.all([closeClient(client, timeoutMs), closeClient(writer, timeoutMs)]);
+    },
   };
 }

@@ -10,6 +10,7 @@ import { loadDriver } from "./driver.ts";
 import type { CreateOnceResult, IdempotencyRecord, ListPage, PetData, PetStorage } from "./port.ts";
 import { connectCluster } from "./redis-cluster.ts";
 import { connectServer, type RedisConnection, type RedisDriver } from "./redis-connection.ts";
+import { replicatedWrites } from "./redis-durability.ts";
 import { CLAIM, replyTexts, runScript, WRITE } from "./redis-scripts.ts";
 import {
   checkNewId,
@@ -35,6 +36,12 @@ export interface RedisStorageOptions {
   namespace?: string;
   /** Connect and command time-out in ms (default 2000). */
   operationTimeoutMs?: number;
+  /**
+   * "async" (the default): a create is answered once the primary has it; replicas copy it later,
+   * so a failover can lose the last ones. "replicated": once one replica has it too (`WAIT 1`),
+   * else `503` (the pet may exist: a retry with its Idempotency-Key replays it).
+   */
+  durability?: "async" | "replicated";
 }
 
 const NAMESPACE = /^[A-Za-z0-9_.-]{1,64}$/;
@@ -58,6 +65,7 @@ interface Checked {
   target: { url: string } | { rootNodes: string[] };
   namespace: string;
   timeoutMs: number;
+  replicated: boolean;
 }
 
 function checkUrl(url: unknown, what: string): string {
@@ -107,17 +115,23 @@ function checkOptions(options: RedisStorageOptions): Checked {
   if (!Number.isSafeInteger(timeoutMs) || timeoutMs < 1) {
     throw new StorageConfigError(`redis storage: operationTimeoutMs must be a positive integer (got ${timeoutMs})`);
   }
-  return { target, namespace, timeoutMs };
+  const durability = options.durability ?? "async";
+  if (durability !== "async" && durability !== "replicated") {
+    throw new StorageConfigError(
+      `redis storage: durability must be "async" or "replicated" (got ${JSON.stringify(durability)})`,
+    );
+  }
+  return { target, namespace, timeoutMs, replicated: durability === "replicated" };
 }
 
 /**
  * Opens a Redis storage on one server or a cluster; rejects with StorageConfigError when the driver
  * is missing or Redis does not answer.
  * @example createPetStore({ storage: await redisStorage({ url: "redis://127.0.0.1:6379", namespace: "shop" }), auth })
- * @example await redisStorage({ cluster: { rootNodes: [{ url: "redis://10.0.0.1:6379" }, { url: "redis://10.0.0.2:6379" }] } })
+ * @example await redisStorage({ cluster: { rootNodes: [{ url: "redis://10.0.0.1:6379" }] }, durability: "replicated" })
  */
 export async function redisStorage(options: RedisStorageOptions): Promise<PetStorage> {
-  const { target, namespace, timeoutMs } = checkOptions(options);
+  const { target, namespace, timeoutMs, replicated } = checkOptions(options);
   const { default: KeyvRedis } = await loadDriver<RedisDriver>("@keyv/redis", "redis");
   const keys = keysOf(namespace, "rootNodes" in target);
   const connection =
@@ -129,7 +143,10 @@ export async function redisStorage(options: RedisStorageOptions): Promise<PetSto
     throwOnErrors: true,
     throwOnConnectError: true,
   });
-  return redisStore(connection, petValues(store, { namespace: keys.prefix, keyPrefix: false }), keys);
+  return redisStore(connection, petValues(store, { namespace: keys.prefix, keyPrefix: false }), keys, {
+    timeoutMs,
+    replicated,
+  });
 }
 
 /** The store's operations on an open connection. */
@@ -137,17 +154,33 @@ function redisStore(
   connection: RedisConnection,
   values: ReturnType<typeof petValues>,
   keys: ReturnType<typeof keysOf>,
+  { timeoutMs, replicated }: { timeoutMs: number; replicated: boolean },
 ): PetStorage {
   const { commands, exact } = connection;
+  // WAIT's own time-out: a create waits for two at most (the one out, then its own), within the call's.
+  const writes = replicated
+    ? replicatedWrites({
+        connect: connection.writer,
+        waitMs: Math.max(1, Math.floor(timeoutMs / 4)),
+        scripts: [WRITE],
+        failed: connection.failed,
+      })
+    : undefined;
   let closing: Promise<void> | undefined;
   // A closed store refuses calls before they reach the driver (@keyv/redis would even reconnect).
   const ensureOpen = () => {
     if (closing !== undefined) throw storageClosed("redis");
   };
 
-  /** The pet of a replay: its stored value. */
+  /** The second step of a create, on the write connection and confirmed by a replica when replicated. */
+  function writePet(keyList: string[], args: string[]): Promise<unknown> {
+    if (writes === undefined) return runScript(commands, WRITE, keyList, args);
+    return writes.send(["EVALSHA", WRITE.sha, String(keyList.length), ...keyList, ...args]);
+  }
+
+  /** The pet of a replay: its value, and when replicated, proof that a replica has it (a write after it, WAITed). */
   async function replayOf(rawId: string): Promise<CreateOnceResult> {
-    const raw = await commands.get(keys.value(rawId));
+    const [raw] = await Promise.all([commands.get(keys.value(rawId)), writes?.send(["INCRBY", keys.sequence, "0"])]);
     return { pet: storedPet(Number(rawId), raw ?? undefined, values, "redis"), replayed: true };
   }
 
@@ -175,7 +208,7 @@ function redisStore(
       keyList.push(keys.record(scope, key));
       args.push(fingerprint, String(now), String(expiresAt), String(Math.max(1, Math.ceil(expiresAt - now))));
     }
-    const [outcome, replayId] = replyTexts(await runScript(commands, WRITE, keyList, args));
+    const [outcome, replayId] = replyTexts(await writePet(keyList, args));
     if (outcome === "created") {
       return { pet: { id, name: data.name, categoryId: data.categoryId, status: data.status }, replayed: false };
     }
