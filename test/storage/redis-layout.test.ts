@@ -13,7 +13,7 @@ import type { PetStorage } from "../../lib/storage/port.ts";
 import { redisStorage } from "../../lib/storage/redis.ts";
 import { type OwnRedis, ownRedis } from "../faults/support.ts";
 import { ROOT } from "../support/program.ts";
-import { runCluster } from "./backends.ts";
+import { runCluster } from "./redis-cluster-backend.ts";
 import { REDIS_URL, RUN, redisClusterAvailable, serviceAvailable } from "./services.ts";
 
 async function connect(url: string) {
