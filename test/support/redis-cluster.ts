@@ -123,10 +123,14 @@ function parseNodes(text: string): NodeLine[] {
 
 /**
  * Starts 6 nodes and makes them a cluster of 3 primaries with a replica each.
- * `nodeTimeoutMs`: how long a node may be silent before the others hold it failed (Redis: 15 s).
+ * `nodeTimeoutMs`: how long a node may be silent before the others hold it failed (Redis: 15 s);
+ * `persistence: false`: no append-only file (as a bench's single Redis without one).
  */
-export async function startRedisCluster(options: { nodeTimeoutMs?: number } = {}): Promise<OwnCluster> {
+export async function startRedisCluster(
+  options: { nodeTimeoutMs?: number; persistence?: boolean } = {},
+): Promise<OwnCluster> {
   const nodeTimeoutMs = options.nodeTimeoutMs ?? 5000;
+  const persistence = options.persistence === false ? ["no"] : ["yes", "--appendfsync", "always"];
   const dir = mkdtempSync(join(tmpdir(), "petstore-cluster-"));
   const ports = await sparePorts(6);
   const nodes = new Map<number, Node>();
@@ -165,7 +169,7 @@ export async function startRedisCluster(options: { nodeTimeoutMs?: number } = {}
     const args = ["--port", String(port), "--bind", "127.0.0.1", "--dir", home, "--logfile", join(home, "log")];
     args.push("--cluster-enabled", "yes", "--cluster-config-file", join(home, "nodes.conf"));
     args.push("--cluster-node-timeout", String(nodeTimeoutMs));
-    args.push("--save", "", "--appendonly", "yes", "--appendfsync", "always");
+    args.push("--save", "", "--appendonly", ...persistence);
     // A returning replica syncs at once (Redis waits 5 s by default for more replicas to sync together).
     args.push("--repl-diskless-sync-delay", "0");
     const child = spawn("redis-server", args, { stdio: "ignore" });
