@@ -41,13 +41,13 @@ const SCENARIOS: Scenario[] = [
     path: "/v1/pets?limit=20",
     target: 0.9,
   },
-  { id: "C2", label: "POST /v1/pets, Redis Cluster slot vs one Redis", method: "POST", path: "/v1/pets", target: 0.9 },
+  { id: "C2", label: "POST /v1/pets, Redis Cluster slot vs one Redis", method: "POST", path: "/v1/pets", target: 0.7 },
   {
     id: "C3",
     label: 'POST /v1/pets, Redis Cluster, durability "replicated" vs "async"',
     method: "POST",
     path: "/v1/pets",
-    target: 0.6,
+    target: 0.7,
   },
 ];
 

@@ -143,9 +143,14 @@ async function main() {
     const sqlite = await openBench("sqlite", "scale");
     benches.push(postgres, sqlite);
     await Promise.all([postgres.storage.close(), sqlite.storage.close()]);
+    /** The CPU of the primary of `name`'s slot and of its replicas, which copy every write. */
     const primaryOf = async (name: string) => {
-      const port = await cluster.primaryOf(`{${name}}`);
-      return () => redisCpu((...args) => cluster.command(port, ...args));
+      const primary = await cluster.primaryOf(`{${name}}`);
+      const nodes = [primary, ...(await cluster.replicasOf(primary))];
+      return async () => {
+        const each = await Promise.all(nodes.map((port) => redisCpu((...args) => cluster.command(port, ...args))));
+        return each.reduce((a, b) => a + b, 0);
+      };
     };
     const pg = postgres.location as { url: string; table: string };
     const file = sqlite.location as { path: string; table: string };
@@ -155,9 +160,13 @@ async function main() {
         spec: `${single.url}?namespace=${ns}`,
         cpu: () => redisCpu(async (...args) => String(await singleClient.sendCommand(args))),
       },
-      { label: "one Redis Cluster slot", spec: cluster.spec(`namespace=${ns}`), cpu: await primaryOf(ns) },
       {
-        label: 'one Redis Cluster slot, durability "replicated"',
+        label: "one Redis Cluster slot (primary + replica)",
+        spec: cluster.spec(`namespace=${ns}`),
+        cpu: await primaryOf(ns),
+      },
+      {
+        label: 'one Redis Cluster slot, durability "replicated" (primary + replica)',
         spec: cluster.spec(`namespace=${ns}_r&durability=replicated`),
         cpu: await primaryOf(`${ns}_r`),
         createsOnly: true,
