@@ -14,7 +14,7 @@ import { Unavailable } from "./backends.ts";
 import { cleanupOnInterrupt, cpuOf, finish, start, stop, waitFor } from "./child.ts";
 import { benchPet } from "./fill.ts";
 import { alternating, median, QUICK, skipped, spread } from "./measure.ts";
-import { singleRedis } from "./redis-servers.ts";
+import { startSingleRedis } from "./redis-servers.ts";
 import { type Row, row, type Target } from "./report.ts";
 
 const ROUNDS = QUICK ? 1 : 16;
@@ -59,7 +59,7 @@ interface Server {
 }
 
 /** Our standalone server (bench/servers/ours.ts) on `storage`. */
-async function server(storage: string): Promise<Server> {
+async function startServer(storage: string): Promise<Server> {
   const child = start("./servers/ours.ts", ["standalone"], {
     env: { BENCH_KEY: KEY, BENCH_PETS: "0", BENCH_STORAGE: storage },
   });
@@ -72,7 +72,7 @@ async function server(storage: string): Promise<Server> {
 }
 
 /** One request's answer, with a created pet's id made 0 (both sides must answer the same). */
-async function answer(port: number, s: Scenario): Promise<string> {
+async function askOnce(port: number, s: Scenario): Promise<string> {
   const res = await fetch(`http://127.0.0.1:${port}${s.path}`, {
     method: s.method,
     headers: { authorization: `Bearer ${KEY}`, ...(s.method === "POST" ? { "content-type": "application/json" } : {}) },
@@ -111,7 +111,7 @@ async function load(target: Server, s: Scenario, seconds: number): Promise<Round
 
 /** `ours` against `base` in alternating rounds: the row. */
 async function measure(s: Scenario, ours: Server, base: Server, baseName: string): Promise<Row> {
-  const [a, b] = await Promise.all([answer(ours.port, s), answer(base.port, s)]);
+  const [a, b] = await Promise.all([askOnce(ours.port, s), askOnce(base.port, s)]);
   if (a !== b)
     throw new Error(`${s.id}: the answers differ:\n  ours: ${a.slice(0, 300)}\n  ${baseName}: ${b.slice(0, 300)}`);
   if (WARM_SECONDS > 0) {
@@ -162,7 +162,7 @@ async function main(): Promise<Row[]> {
     );
   }
   const cluster = await startRedisCluster({ persistence: false });
-  const single = await singleRedis().catch(async (error) => {
+  const single = await startSingleRedis().catch(async (error) => {
     await cluster.stop();
     throw error;
   });
@@ -182,9 +182,9 @@ async function main(): Promise<Row[]> {
       await fillStore(storage, PETS);
       await storage.close();
     }
-    const onSingle = await server(`${single.url}?namespace=${ns}`);
+    const onSingle = await startServer(`${single.url}?namespace=${ns}`);
     children.push(onSingle);
-    const onCluster = await server(cluster.spec(`namespace=${ns}`));
+    const onCluster = await startServer(cluster.spec(`namespace=${ns}`));
     children.push(onCluster);
     const [page, create, replicated] = SCENARIOS as [Scenario, Scenario, Scenario];
     const rows = [
@@ -192,7 +192,7 @@ async function main(): Promise<Row[]> {
       await measure(create, onCluster, onSingle, "one Redis"),
     ];
     await stop(onSingle.child);
-    const durable = await server(cluster.spec(`namespace=${ns}_durable&durability=replicated`));
+    const durable = await startServer(cluster.spec(`namespace=${ns}_durable&durability=replicated`));
     children.push(durable);
     rows.push(await measure(replicated, durable, onCluster, 'the cluster, durability "async"'));
     return rows;

@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { redisStorage } from "../lib/storage/redis.ts";
 
 /** A TCP port nothing listens on right now. */
-function freePort(): Promise<number> {
+function findFreePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const probe = createServer().once("error", reject);
     probe.listen(0, "127.0.0.1", () => {
@@ -22,8 +22,8 @@ function freePort(): Promise<number> {
 }
 
 /** A redis-server of this program's own, without persistence, as the cluster's nodes are here. */
-export async function singleRedis(): Promise<{ url: string; stop(): Promise<void> }> {
-  const port = await freePort();
+export async function startSingleRedis(): Promise<{ url: string; stop(): Promise<void> }> {
+  const port = await findFreePort();
   const dir = mkdtempSync(join(tmpdir(), "petbench-redis-"));
   const args = ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir];
   const child = spawn("redis-server", args, { stdio: "ignore" });

@@ -15,7 +15,7 @@ import { type BenchStorage, openBench } from "./backends.ts";
 import { cpuOf, start, stop, waitFor } from "./child.ts";
 import { benchPet } from "./fill.ts";
 import { QUICK } from "./measure.ts";
-import { singleRedis } from "./redis-servers.ts";
+import { startSingleRedis } from "./redis-servers.ts";
 
 const KEY = randomBytes(16).toString("hex");
 const SECONDS = QUICK ? 1 : 5;
@@ -34,31 +34,31 @@ interface Backend {
 }
 
 /** user + system time of a process from /proc, µs. */
-function procCpu(pid: number): number {
+function readProcessCpu(pid: number): number {
   const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
   return ((Number(fields[11]) + Number(fields[12])) / 100) * 1e6;
 }
 
 /** The CPU time of every process named `name`, µs (processes that end meanwhile drop out). */
-function cpuOfAll(name: string): number {
+function sumCpuOf(name: string): number {
   let total = 0;
   for (const pid of readdirSync("/proc").filter((d) => /^\d+$/.test(d))) {
     try {
-      if (readFileSync(`/proc/${pid}/comm`, "utf8").trim() === name) total += procCpu(Number(pid));
+      if (readFileSync(`/proc/${pid}/comm`, "utf8").trim() === name) total += readProcessCpu(Number(pid));
     } catch {}
   }
   return total;
 }
 
 /** Busy and total jiffies of the whole machine. */
-function machine(): { busy: number; total: number } {
+function readMachineTime(): { busy: number; total: number } {
   const fields = (readFileSync("/proc/stat", "utf8").split("\n")[0] ?? "").split(/\s+/).slice(1).map(Number);
   const total = fields.reduce((a, b) => a + b, 0);
   return { busy: total - (fields[3] ?? 0) - (fields[4] ?? 0), total };
 }
 
 /** A Redis server's own CPU time (INFO cpu), µs. */
-async function redisCpu(command: (...args: string[]) => Promise<string>): Promise<number> {
+async function readRedisCpu(command: (...args: string[]) => Promise<string>): Promise<number> {
   const info = await command("INFO", "cpu");
   const seconds = (name: string) => Number(new RegExp(`${name}:([0-9.]+)`).exec(info)?.[1]);
   return (seconds("used_cpu_sys") + seconds("used_cpu_user")) * 1e6;
@@ -82,7 +82,7 @@ interface Server {
   port: number;
 }
 
-async function servers(spec: string, count: number): Promise<Server[]> {
+async function startServers(spec: string, count: number): Promise<Server[]> {
   return Promise.all(
     Array.from({ length: count }, async () => {
       const child = start("./servers/ours.ts", ["standalone"], {
@@ -98,7 +98,7 @@ async function loadAll(backend: Backend, running: Server[], op: "page" | "create
   const before = {
     servers: await Promise.all(running.map((s) => cpuOf(s.child))),
     backend: await backend.cpu(),
-    machine: machine(),
+    machine: readMachineTime(),
     us: process.cpuUsage(),
   };
   const results = await Promise.all(
@@ -118,7 +118,7 @@ async function loadAll(backend: Backend, running: Server[], op: "page" | "create
   const failed = results.reduce((sum, r) => sum + r.errors + r.timeouts + r.non2xx, 0);
   const serverCpu = (await Promise.all(running.map((s) => cpuOf(s.child)))).reduce((a, b) => a + b, 0);
   const own = process.cpuUsage(before.us);
-  const after = machine();
+  const after = readMachineTime();
   const per = (us: number) => us / requests;
   return {
     rate: requests / (results[0]?.duration ?? seconds),
@@ -132,7 +132,7 @@ async function loadAll(backend: Backend, running: Server[], op: "page" | "create
 
 async function main() {
   const cluster: OwnCluster = await startRedisCluster({ persistence: false });
-  const single = await singleRedis();
+  const single = await startSingleRedis();
   const benches: BenchStorage[] = [];
   const ns = `petscale_${process.pid}`;
   try {
@@ -148,7 +148,7 @@ async function main() {
       const primary = await cluster.primaryOf(`{${name}}`);
       const nodes = [primary, ...(await cluster.replicasOf(primary))];
       return async () => {
-        const each = await Promise.all(nodes.map((port) => redisCpu((...args) => cluster.command(port, ...args))));
+        const each = await Promise.all(nodes.map((port) => readRedisCpu((...args) => cluster.command(port, ...args))));
         return each.reduce((a, b) => a + b, 0);
       };
     };
@@ -158,7 +158,7 @@ async function main() {
       {
         label: "one Redis",
         spec: `${single.url}?namespace=${ns}`,
-        cpu: () => redisCpu(async (...args) => String(await singleClient.sendCommand(args))),
+        cpu: () => readRedisCpu(async (...args) => String(await singleClient.sendCommand(args))),
       },
       {
         label: "one Redis Cluster slot (primary + replica)",
@@ -171,14 +171,14 @@ async function main() {
         cpu: await primaryOf(`${ns}_r`),
         createsOnly: true,
       },
-      { label: "one Postgres", spec: `${pg.url}?namespace=${pg.table}`, cpu: async () => cpuOfAll("postgres") },
+      { label: "one Postgres", spec: `${pg.url}?namespace=${pg.table}`, cpu: async () => sumCpuOf("postgres") },
       { label: "one SQLite file", spec: `sqlite:${file.path}?namespace=${file.table}`, cpu: async () => Number.NaN },
     ];
     const lines: string[] = [];
     for (const backend of list) {
       if (!backend.createsOnly) await fillSpec(backend.spec);
       for (const count of PROCESSES) {
-        const running = await servers(backend.spec, count);
+        const running = await startServers(backend.spec, count);
         try {
           for (const op of backend.createsOnly ? (["create"] as const) : (["page", "create"] as const)) {
             if (WARM_SECONDS > 0) await loadAll(backend, running, op, WARM_SECONDS);

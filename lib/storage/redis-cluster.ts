@@ -7,15 +7,15 @@
 import { redactUrl, unreachable } from "./config-error.ts";
 import { loadDriver } from "./driver.ts";
 import {
-  backoff,
   type Closable,
-  clientOptions,
   closeClient,
+  delayReconnect,
+  failAfter,
+  makeClientOptions,
   RESP_INTEGER,
   type RedisCommands,
   type RedisConnection,
   type RedisDriver,
-  within,
 } from "./redis-connection.ts";
 import type { WriteClient } from "./redis-durability.ts";
 
@@ -34,7 +34,7 @@ interface ClusterSlots {
 export async function connectCluster(urls: string[], slotKey: string, timeoutMs: number): Promise<RedisConnection> {
   const { createClient, createCluster } = await loadDriver<RedisDriver>("@keyv/redis", "redis");
   const first = new URL(urls[0] as string);
-  const options = clientOptions(timeoutMs);
+  const options = makeClientOptions(timeoutMs);
   // What every node gets: the first root URL's user, password and TLS, the time-outs, and
   // reconnection for ever (a node that leaves the map is dropped by the client).
   const defaults = {
@@ -44,7 +44,7 @@ export async function connectCluster(urls: string[], slotKey: string, timeoutMs:
     socket: {
       ...options.socket,
       ...(first.protocol === "rediss:" ? { tls: true as const } : {}),
-      reconnectStrategy: backoff,
+      reconnectStrategy: delayReconnect,
     },
   };
   const cluster = createCluster({
@@ -79,7 +79,7 @@ export async function connectCluster(urls: string[], slotKey: string, timeoutMs:
   try {
     await cluster.connect();
     const reply = cluster.sendCommand(slotKey, true, ["CLUSTER", "KEYSLOT", slotKey]);
-    slot = Number(await within(reply, timeoutMs, "the primary of the store's slot"));
+    slot = Number(await failAfter(reply, timeoutMs, "the primary of the store's slot"));
     opened = true;
   } catch (error) {
     cluster.destroy();
@@ -106,7 +106,7 @@ export async function connectCluster(urls: string[], slotKey: string, timeoutMs:
       }
       const { client } = writer;
       // Once open it reconnects by itself; meanwhile its commands fail at once (no offline queue).
-      if (!client.isOpen) await within(client.connect(), timeoutMs, "redis write connection");
+      if (!client.isOpen) await failAfter(client.connect(), timeoutMs, "redis write connection");
       return client as unknown as WriteClient;
     },
     failed: rediscover,

@@ -49,7 +49,7 @@ const MAX_RECONNECT_DELAY_MS = 500;
 export const RESP_INTEGER = 58;
 
 /** The delay before reconnection attempt `retries`: short, and at most 500 ms. */
-export const backoff = (retries: number) => Math.min(50 * 2 ** retries, MAX_RECONNECT_DELAY_MS);
+export const delayReconnect = (retries: number) => Math.min(50 * 2 ** retries, MAX_RECONNECT_DELAY_MS);
 
 /**
  * The client options both kinds share. No time-out per command (the driver would start a timer and
@@ -60,7 +60,7 @@ export const backoff = (retries: number) => Math.min(50 * 2 ** retries, MAX_RECO
  * time-out (at most 1/3 after the last ping, which keeps a quiet connection from looking idle)
  * ends the connection, so a call rejects within the time-out.
  */
-export function clientOptions(timeoutMs: number) {
+export function makeClientOptions(timeoutMs: number) {
   return {
     disableOfflineQueue: true,
     pingInterval: Math.max(50, Math.floor(timeoutMs / 3)),
@@ -87,7 +87,7 @@ export async function closeClient(client: Closable | undefined, timeoutMs: numbe
 }
 
 /** Rejects after `ms` unless `promise` settles first. */
-export async function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+export async function failAfter<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new Error(`${what}: timed out`)), ms);
@@ -103,7 +103,7 @@ export async function within<T>(promise: Promise<T>, ms: number, what: string): 
 export async function connectServer(url: string, timeoutMs: number): Promise<RedisConnection> {
   const { createClient } = await loadDriver<RedisDriver>("@keyv/redis", "redis");
   let connectedOnce = false;
-  const options = clientOptions(timeoutMs);
+  const options = makeClientOptions(timeoutMs);
   const client = createClient({
     url,
     ...options,
@@ -111,7 +111,7 @@ export async function connectServer(url: string, timeoutMs: number): Promise<Red
       ...options.socket,
       // Before the first connection, give up at once so that a wrong URL fails at open; after
       // it, retry forever with a short, bounded delay.
-      reconnectStrategy: (retries: number, cause: Error) => (connectedOnce ? backoff(retries) : cause),
+      reconnectStrategy: (retries: number, cause: Error) => (connectedOnce ? delayReconnect(retries) : cause),
     },
   });
   // Failures reach callers as rejections; an unheard "error" event would crash the process. The
@@ -142,7 +142,7 @@ export async function connectServer(url: string, timeoutMs: number): Promise<Red
         writer.on("error", () => {});
       }
       // Once open it reconnects by itself; meanwhile its commands fail at once (no offline queue).
-      if (!writer.isOpen) await within(writer.connect(), timeoutMs, "redis write connection");
+      if (!writer.isOpen) await failAfter(writer.connect(), timeoutMs, "redis write connection");
       return writer as unknown as WriteClient;
     },
     failed() {},

@@ -49,7 +49,7 @@ function notReplicated(waitMs: number, acks: unknown): PetStoreError {
 /**
  * The replicated writes of one store. @example const reply = await writes.send(["EVALSHA", sha, "3", ...keys, ...args])
  */
-export function replicatedWrites({ connect, waitMs, scripts, failed }: ReplicatedWritesOptions) {
+export function makeReplicatedWrites({ connect, waitMs, scripts, failed }: ReplicatedWritesOptions) {
   const queue: Pending[] = [];
   let busy = false;
   let loadedOn: WriteClient | undefined;
@@ -115,4 +115,4 @@ export function replicatedWrites({ connect, waitMs, scripts, failed }: Replicate
   };
 }
 
-export type ReplicatedWrites = ReturnType<typeof replicatedWrites>;
+export type ReplicatedWrites = ReturnType<typeof makeReplicatedWrites>;

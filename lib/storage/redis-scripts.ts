@@ -12,7 +12,7 @@ export interface Script {
   sha: string;
 }
 
-const script = (source: string): Script => ({ source, sha: createHash("sha1").update(source).digest("hex") });
+const hashScript = (source: string): Script => ({ source, sha: createHash("sha1").update(source).digest("hex") });
 
 /**
  * The first step of an idempotent create: the key's record decides (a replay of its pet, or
@@ -20,7 +20,7 @@ const script = (source: string): Script => ({ source, sha: createHash("sha1").up
  * ARGV: fingerprint, now, the largest id. A record is "<fingerprint> <pet id> <expires at>"; one
  * that expired by `now` (by the caller's clock) counts as absent.
  */
-export const CLAIM = script(`
+export const CLAIM = hashScript(`
 local rec = redis.call('GET', KEYS[1])
 if rec then
   local fp, id, exp = string.match(rec, '^(%S+) (%S+) (%S+)$')
@@ -41,7 +41,7 @@ return {'next', string.format('%d', redis.call('INCR', KEYS[2]))}
  * KEYS: the value, the index of all pets, the index of the pet's status, and (idempotent creates
  * only) the record. ARGV: the id, the value's text; then fingerprint, now, expires at, time to live (ms).
  */
-export const WRITE = script(`
+export const WRITE = hashScript(`
 if KEYS[4] then
   local rec = redis.call('GET', KEYS[4])
   if rec then
@@ -78,4 +78,4 @@ export function runScript(client: ScriptRunner, lua: Script, keys: string[], arg
 }
 
 /** A script's reply as the texts of a flat array (an unexpected reply gives an empty one). */
-export const replyTexts = (reply: unknown): string[] => (Array.isArray(reply) ? reply.map(String) : []);
+export const readReply = (reply: unknown): string[] => (Array.isArray(reply) ? reply.map(String) : []);

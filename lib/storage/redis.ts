@@ -10,8 +10,8 @@ import { loadDriver } from "./driver.ts";
 import type { CreateOnceResult, IdempotencyRecord, ListPage, PetData, PetStorage } from "./port.ts";
 import { connectCluster } from "./redis-cluster.ts";
 import { connectServer, type RedisConnection, type RedisDriver } from "./redis-connection.ts";
-import { replicatedWrites } from "./redis-durability.ts";
-import { CLAIM, replyTexts, runScript, WRITE } from "./redis-scripts.ts";
+import { makeReplicatedWrites } from "./redis-durability.ts";
+import { CLAIM, readReply, runScript, WRITE } from "./redis-scripts.ts";
 import {
   checkNewId,
   indexedId,
@@ -49,7 +49,7 @@ const MAX_ID = "9007199254740991";
 const SERVER_URL = /^rediss?:\/\//i;
 
 /** The places of a store's data: `<namespace>:…` on one server, `{<namespace>}:…` (one slot) on a cluster. */
-function keysOf(namespace: string, cluster: boolean) {
+function nameKeys(namespace: string, cluster: boolean) {
   const prefix = cluster ? `{${namespace}}` : namespace;
   return {
     /** Keyv's namespace: @keyv/redis writes each value as `<prefix>::<id>`. */
@@ -133,7 +133,7 @@ function checkOptions(options: RedisStorageOptions): Checked {
 export async function redisStorage(options: RedisStorageOptions): Promise<PetStorage> {
   const { target, namespace, timeoutMs, replicated } = checkOptions(options);
   const { default: KeyvRedis } = await loadDriver<RedisDriver>("@keyv/redis", "redis");
-  const keys = keysOf(namespace, "rootNodes" in target);
+  const keys = nameKeys(namespace, "rootNodes" in target);
   const connection =
     "rootNodes" in target
       ? await connectCluster(target.rootNodes, keys.sequence, timeoutMs)
@@ -143,23 +143,23 @@ export async function redisStorage(options: RedisStorageOptions): Promise<PetSto
     throwOnErrors: true,
     throwOnConnectError: true,
   });
-  return redisStore(connection, petValues(store, { namespace: keys.prefix, keyPrefix: false }), keys, {
+  return buildStore(connection, petValues(store, { namespace: keys.prefix, keyPrefix: false }), keys, {
     timeoutMs,
     replicated,
   });
 }
 
 /** The store's operations on an open connection. */
-function redisStore(
+function buildStore(
   connection: RedisConnection,
   values: ReturnType<typeof petValues>,
-  keys: ReturnType<typeof keysOf>,
+  keys: ReturnType<typeof nameKeys>,
   { timeoutMs, replicated }: { timeoutMs: number; replicated: boolean },
 ): PetStorage {
   const { commands, exact } = connection;
   // WAIT's own time-out: a create waits for two at most (the one out, then its own), within the call's.
   const writes = replicated
-    ? replicatedWrites({
+    ? makeReplicatedWrites({
         connect: connection.writer,
         waitMs: Math.max(1, Math.floor(timeoutMs / 4)),
         scripts: [WRITE],
@@ -191,7 +191,7 @@ function redisStore(
     else {
       const recordKey = keys.record(record.scope, record.key);
       const claimArgs = [record.fingerprint, String(record.now), MAX_ID];
-      const [outcome, id] = replyTexts(await runScript(exact, CLAIM, [recordKey, keys.sequence], claimArgs));
+      const [outcome, id] = readReply(await runScript(exact, CLAIM, [recordKey, keys.sequence], claimArgs));
       if (outcome === "reused") return { conflict: "reused" };
       if (outcome === "exhausted") throw sequenceExhausted("redis");
       if (outcome === "replayed" && id !== undefined) return replayOf(id);
@@ -208,7 +208,7 @@ function redisStore(
       keyList.push(keys.record(scope, key));
       args.push(fingerprint, String(now), String(expiresAt), String(Math.max(1, Math.ceil(expiresAt - now))));
     }
-    const [outcome, replayId] = replyTexts(await writePet(keyList, args));
+    const [outcome, replayId] = readReply(await writePet(keyList, args));
     if (outcome === "created") {
       return { pet: { id, name: data.name, categoryId: data.categoryId, status: data.status }, replayed: false };
     }

@@ -10,7 +10,7 @@ import type { Backend } from "./backends.ts";
 type RedisDriver = typeof import("@keyv/redis");
 
 /** Keys of a namespace on a cluster (`{<ns>}:…`, one slot), as redis.ts lays them out. */
-const clusterKeys = (ns: string) => {
+const nameClusterKeys = (ns: string) => {
   const prefix = `{${ns}}`;
   return { prefix, value: (id: number) => `${prefix}::${id}`, record: `${prefix}:idem:1:s:k` };
 };
@@ -64,40 +64,40 @@ export function redisClusterBackend(): Backend {
     },
     raw: {
       async writeValue(ns, id, value) {
-        await (await raw()).set(clusterKeys(ns).value(id), value);
+        await (await raw()).set(nameClusterKeys(ns).value(id), value);
       },
       async addToIndex(ns, id, status) {
         const c = await raw();
-        const { prefix } = clusterKeys(ns);
+        const { prefix } = nameClusterKeys(ns);
         await c.zAdd(`${prefix}:ids`, { score: id, value: String(id) });
         await c.zAdd(`${prefix}:ids:${status}`, { score: id, value: String(id) });
       },
       async setSequence(ns, last) {
-        await (await raw()).set(`${clusterKeys(ns).prefix}:seq`, String(last));
+        await (await raw()).set(`${nameClusterKeys(ns).prefix}:seq`, String(last));
       },
-      keyRecords: async (ns) => (await scan(`${clusterKeys(ns).prefix}:idem:*`)).length,
+      keyRecords: async (ns) => (await scan(`${nameClusterKeys(ns).prefix}:idem:*`)).length,
       async keyTtlMs(ns) {
-        const [key] = await scan(`${clusterKeys(ns).prefix}:idem:*`);
+        const [key] = await scan(`${nameClusterKeys(ns).prefix}:idem:*`);
         return key === undefined ? undefined : Number(await (await raw()).pTTL(key));
       },
       async keyv(ns) {
         const { default: KeyvRedis } = await import("@keyv/redis");
         const { default: Keyv } = await import("keyv");
-        const { prefix } = clusterKeys(ns);
+        const { prefix } = nameClusterKeys(ns);
         const store = new KeyvRedis({ rootNodes: (await runCluster()).rootNodes }, { namespace: prefix });
         return new Keyv({ store, namespace: prefix, useKeyPrefix: false });
       },
       async plantRecord(ns) {
-        await (await raw()).set(clusterKeys(ns).record, "record");
+        await (await raw()).set(nameClusterKeys(ns).record, "record");
       },
       async countRecords(ns) {
-        return (await (await raw()).exists(clusterKeys(ns).record)) as number;
+        return (await (await raw()).exists(nameClusterKeys(ns).record)) as number;
       },
     },
     async cleanup(namespaces) {
       if (startedCluster === undefined) return; // never started (or failed to): nothing was written
       for (const ns of namespaces) {
-        const keys = await scan(`${clusterKeys(ns).prefix}:*`);
+        const keys = await scan(`${nameClusterKeys(ns).prefix}:*`);
         // One namespace's keys share one slot: one UNLINK per batch.
         for (let i = 0; i < keys.length; i += 1000) await (await raw()).unlink(keys.slice(i, i + 1000));
       }

@@ -152,10 +152,10 @@ async function startServer(storage: string): Promise<{ child: Child; base: strin
   return { child, base: (await startedUrl(child)).href.replace(/\/$/, "") };
 }
 
-const since = (results: LoadResult[], at: number) => results.filter((r) => r.startedAt > at);
+const startedAfter = (results: LoadResult[], at: number) => results.filter((r) => r.startedAt > at);
 
 /** Polls `check` every 50 ms; the time it first held, or a rejection after `ms`. */
-async function when(check: () => boolean | Promise<boolean>, ms: number, what: string): Promise<number> {
+async function waitFor(check: () => boolean | Promise<boolean>, ms: number, what: string): Promise<number> {
   const deadline = performance.now() + ms;
   while (performance.now() < deadline) {
     if (await check()) return performance.now();
@@ -176,7 +176,7 @@ async function killPrimaryUnderLoad(own: OwnCluster, ns: string, query: string, 
   const plain = mixedLoad(a.base, acked, 6);
   const keyed = keyedCreates(() => [a.base, b.base], 6, 40_000);
   const answered = (op: string, status: number, after: number) => () =>
-    since(plain.results, after).some((r) => r.op === op && r.outcome.status === status);
+    startedAfter(plain.results, after).some((r) => r.op === op && r.outcome.status === status);
   let primary = 0;
   let back = false;
   try {
@@ -184,12 +184,12 @@ async function killPrimaryUnderLoad(own: OwnCluster, ns: string, query: string, 
     primary = await own.primaryOf(`{${ns}}`);
     const killedAt = performance.now();
     await own.kill(primary);
-    const promotedAt = await when(
+    const promotedAt = await waitFor(
       async () => (await own.primaryOf(`{${ns}}`).catch(() => primary)) !== primary,
       30_000,
       "a replica is promoted",
     );
-    const readsAt = await when(answered("list", 200, killedAt), 30_000, "pages answered again");
+    const readsAt = await waitFor(answered("list", 200, killedAt), 30_000, "pages answered again");
     let restartedAt: number | undefined;
     if (replicated) {
       await sleep(500);
@@ -197,11 +197,13 @@ async function killPrimaryUnderLoad(own: OwnCluster, ns: string, query: string, 
       await own.restart(primary);
       back = true;
     }
-    const createsAt = await when(answered("create", 201, restartedAt ?? killedAt), 30_000, "creates answered again");
+    const createsAt = await waitFor(answered("create", 201, restartedAt ?? killedAt), 30_000, "creates answered again");
     await sleep(1500);
     await Promise.all([plain.stop(), keyed.stop()]);
-    const during = since(plain.results, killedAt + 50);
-    const noReplica = since(plain.results, promotedAt).filter((r) => r.startedAt + r.outcome.ms < (restartedAt ?? 0));
+    const during = startedAfter(plain.results, killedAt + 50);
+    const noReplica = startedAfter(plain.results, promotedAt).filter(
+      (r) => r.startedAt + r.outcome.ms < (restartedAt ?? 0),
+    );
     return {
       a,
       acked,

@@ -27,7 +27,7 @@ async function connect(url: string) {
 type Client = Awaited<ReturnType<typeof connect>>;
 
 /** Every key under `prefix` (then `:`), sorted. */
-async function keysUnder(client: Client, prefix: string): Promise<string[]> {
+async function listKeysUnder(client: Client, prefix: string): Promise<string[]> {
   const found: string[] = [];
   for await (const keys of client.scanIterator({ MATCH: `${prefix}:*`, COUNT: 1000 })) found.push(...keys);
   return found.sort();
@@ -68,7 +68,7 @@ const record = (fingerprint = FINGERPRINT) => ({
 });
 
 /** What a store planted by `plantEarlierStore` must serve, and where its next create goes. */
-async function servesEarlierStore(storage: PetStorage): Promise<void> {
+async function checkEarlierStoreServed(storage: PetStorage): Promise<void> {
   assert.equal(await storage.list({ after: 0, limit: 10 }), [rex, quoted, mia]);
   assert.equal(await storage.list({ status: "sold", after: 0, limit: 10 }), [quoted]);
   assert.equal(await storage.get(2), quoted);
@@ -91,7 +91,7 @@ if (serviceAvailable("redis", "Redis key layout")) {
   s.after(async () => {
     await storage?.close();
     if (client) {
-      for (const key of [...(await keysUnder(client, ns)), ...(await keysUnder(client, `{${ns}}`))])
+      for (const key of [...(await listKeysUnder(client, ns)), ...(await listKeysUnder(client, `{${ns}}`))])
         await client.unlink(key);
       client.destroy();
     }
@@ -103,7 +103,7 @@ if (serviceAvailable("redis", "Redis key layout")) {
       client = await connect(REDIS_URL);
       await plantEarlierStore(client, ns);
       storage = await redisStorage({ url: REDIS_URL, namespace: ns });
-      await servesEarlierStore(storage);
+      await checkEarlierStoreServed(storage);
     },
   );
 
@@ -111,7 +111,7 @@ if (serviceAvailable("redis", "Redis key layout")) {
     "redis: on one server the keys keep their names (<ns>:seq, <ns>:ids…, <ns>::<id>, <ns>:idem:…), none under {<ns>}",
     async () => {
       assert.ok(client);
-      assert.equal(await keysUnder(client, ns), [
+      assert.equal(await listKeysUnder(client, ns), [
         `${ns}::1`,
         `${ns}::2`,
         `${ns}::3`,
@@ -123,14 +123,14 @@ if (serviceAvailable("redis", "Redis key layout")) {
         `${ns}:ids:sold`,
         `${ns}:seq`,
       ]);
-      assert.equal(await keysUnder(client, `{${ns}}`), []);
+      assert.equal(await listKeysUnder(client, `{${ns}}`), []);
     },
   );
   s.run();
 }
 
 /** The fenced block right after `<!-- <marker> -->` in a Markdown file of the repository. */
-function documentedBlock(file: string, marker: string): string {
+function readDocumentedBlock(file: string, marker: string): string {
   const text = readFileSync(join(ROOT, file), "utf8");
   const match = new RegExp(`<!-- ${marker} -->\\n\`\`\`sh\\n([\\s\\S]*?)\\n\`\`\``).exec(text);
   if (match?.[1] === undefined) throw new Error(`${file} has no sh block after <!-- ${marker} -->`);
@@ -138,7 +138,7 @@ function documentedBlock(file: string, marker: string): string {
 }
 
 /** Runs a shell script with `env` added; rejects with its output unless it exits 0. */
-function shell(script: string, env: Record<string, string>): Promise<string> {
+function runShell(script: string, env: Record<string, string>): Promise<string> {
   return new Promise((resolve, reject) => {
     const child = spawn("sh", ["-c", script], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
     let out = "";
@@ -177,12 +177,12 @@ if (redisClusterAvailable("Redis key layout")) {
     const primary = await cluster.primaryOf(`{${ns}_tag}`);
     const client = await connect(`redis://127.0.0.1:${primary}`);
     try {
-      const keys = await keysUnder(client, `{${ns}_tag}`);
+      const keys = await listKeysUnder(client, `{${ns}_tag}`);
       assert.is(keys.length, 7, keys.join(" "));
       const slots = await Promise.all(keys.map((key) => cluster.command(primary, "CLUSTER", "KEYSLOT", key)));
       assert.is(new Set(slots).size, 1, `one slot: ${slots.join(" ")}`);
       await storage.clear?.();
-      assert.equal(await keysUnder(client, `{${ns}_tag}`), [], "clear() finds them all on that primary");
+      assert.equal(await listKeysUnder(client, `{${ns}_tag}`), [], "clear() finds them all on that primary");
     } finally {
       client.destroy();
     }
@@ -199,15 +199,15 @@ if (redisClusterAvailable("Redis key layout")) {
       } finally {
         client.destroy();
       }
-      const steps = documentedBlock("docs/STORAGE.md", "redis-to-cluster");
-      await shell(steps, {
+      const steps = readDocumentedBlock("docs/STORAGE.md", "redis-to-cluster");
+      await runShell(steps, {
         SOURCE: `127.0.0.1:${single.port}`,
         NODE: `127.0.0.1:${cluster.ports[0]}`,
         NS: `${ns}_moved`,
       });
       const storage = await redisStorage({ cluster: { rootNodes: cluster.rootNodes }, namespace: `${ns}_moved` });
       opened.push(storage);
-      await servesEarlierStore(storage);
+      await checkEarlierStoreServed(storage);
       await storage.clear?.();
     },
   );

@@ -45,7 +45,7 @@ export function redisClusterInstallable(): boolean {
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** True when nothing listens on 127.0.0.1:port. */
-function free(port: number): Promise<boolean> {
+function isFree(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const server = createServer();
     server.once("error", () => resolve(false));
@@ -57,18 +57,18 @@ function free(port: number): Promise<boolean> {
  * `count` ports, each free with its cluster bus port (+10000) free too, below Linux's ephemeral
  * range (32768 and up) so that no outgoing connection takes one meanwhile.
  */
-async function sparePorts(count: number): Promise<number[]> {
+async function findSparePorts(count: number): Promise<number[]> {
   for (let attempt = 0; attempt < 50; attempt++) {
     const base = 12000 + Math.floor(Math.random() * 9000);
     const ports = Array.from({ length: count }, (_, i) => base + i);
-    const checks = await Promise.all(ports.flatMap((port) => [free(port), free(port + 10000)]));
+    const checks = await Promise.all(ports.flatMap((port) => [isFree(port), isFree(port + 10000)]));
     if (checks.every(Boolean)) return ports;
   }
   throw new Error("no spare ports for a Redis Cluster");
 }
 
 /** Runs a program to its end (at most `ms`); its stdout, or a rejection with its output. */
-function run(program: string, args: string[], ms = 30_000): Promise<string> {
+function runProgram(program: string, args: string[], ms = 30_000): Promise<string> {
   return new Promise((resolve, reject) => {
     const child = spawn(program, args, { stdio: ["ignore", "pipe", "pipe"] });
     let out = "";
@@ -132,7 +132,7 @@ export async function startRedisCluster(
   const nodeTimeoutMs = options.nodeTimeoutMs ?? 5000;
   const persistence = options.persistence === false ? ["no"] : ["yes", "--appendfsync", "always"];
   const dir = mkdtempSync(join(tmpdir(), "petstore-cluster-"));
-  const ports = await sparePorts(6);
+  const ports = await findSparePorts(6);
   const nodes = new Map<number, Node>();
   const { createClient } = await import("@keyv/redis");
   const clients = new Map<number, ReturnType<typeof createClient>>();
@@ -216,7 +216,7 @@ export async function startRedisCluster(
   };
   process.once("exit", killAllNow);
 
-  const liveNodes = async (): Promise<NodeLine[]> => {
+  const listLiveNodes = async (): Promise<NodeLine[]> => {
     for (const port of nodes.keys()) {
       const text = await command(port, "CLUSTER", "NODES").catch(() => undefined);
       if (text !== undefined) return parseNodes(text).filter((n) => !n.flags.includes("fail") && nodes.has(n.port));
@@ -231,7 +231,7 @@ export async function startRedisCluster(
     command,
     async primaryOf(key) {
       const slot = Number(await command(ports.find((p) => nodes.has(p)) ?? 0, "CLUSTER", "KEYSLOT", key));
-      const owner = (await liveNodes()).find(
+      const owner = (await listLiveNodes()).find(
         (n) => n.flags.includes("master") && n.slots.some(([from, to]) => from <= slot && slot <= to),
       );
       if (owner === undefined) throw new Error(`no live primary owns slot ${slot}`);
@@ -251,7 +251,7 @@ export async function startRedisCluster(
       while (Date.now() < deadline) {
         try {
           const infos = await Promise.all([...nodes.keys()].map((port) => command(port, "CLUSTER", "INFO")));
-          const all = await liveNodes();
+          const all = await listLiveNodes();
           const primaries = all.filter((n) => n.flags.includes("master") && n.slots.length > 0);
           const replicated = await Promise.all(
             primaries.map(async (p) => /state=online/.test(await command(p.port, "INFO", "replication"))),
@@ -277,7 +277,7 @@ export async function startRedisCluster(
   try {
     await Promise.all(ports.map(startNode));
     const addresses = ports.map((port) => `127.0.0.1:${port}`);
-    await run("redis-cli", ["--cluster", "create", ...addresses, "--cluster-replicas", "1", "--cluster-yes"]);
+    await runProgram("redis-cli", ["--cluster", "create", ...addresses, "--cluster-replicas", "1", "--cluster-yes"]);
     await cluster.healthy();
   } catch (error) {
     await cluster.stop();
