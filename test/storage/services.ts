@@ -74,9 +74,9 @@ export function redisClusterAvailable(what: string): boolean {
   missing(
     "redis-cluster",
     what,
-    "must be made here",
+    "must be startable here (redis-server and redis-cli)",
     "redis-server or redis-cli is not on PATH",
-    "install redis-server (Debian: apt-get install redis-server)",
+    "install them, e.g. apt-get install redis-server",
   );
   return false;
 }
