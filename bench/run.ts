@@ -189,8 +189,21 @@ function jobs(): Job[] {
     args: ["heap", ...mode],
     timeoutMs: 90_000,
   });
-  // I3 comes from the I1 program: asking for it runs that one.
-  const wanted = only.includes("I3") ? [...only, "I1"] : only;
+  // A Redis Cluster slot beside one Redis (issue 30): C1 a page, C2 a create, C3 a create with
+  // durability "replicated" against one without; one program, one cluster, all three rows.
+  list.push({
+    id: "C1",
+    scenario: "Redis Cluster slot vs one Redis: a page (C1), a create (C2); C3 durability replicated vs async",
+    unit: "req/s",
+    target: { on: "ratio", op: ">=", value: 0.9 },
+    program: "./cluster.ts",
+    args: mode,
+    timeoutMs: QUICK ? 120_000 : 240_000,
+  });
+  // I3 comes from the I1 program, C2 and C3 from C1's: asking for one runs that one.
+  const wanted = [...only];
+  if (only.includes("I3")) wanted.push("I1");
+  if (only.includes("C2") || only.includes("C3")) wanted.push("C1");
   return list.filter((job) => wanted.length === 0 || wanted.includes(job.id));
 }
 

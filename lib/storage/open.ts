@@ -1,7 +1,8 @@
 /**
- * Opens a storage from a URL-like string, as the standalone server's PETSTORE_STORAGE:
- * `memory`, `sqlite:<path>`, `redis://…` / `rediss://…`, `postgres://…` / `postgresql://…`,
- * each optionally ending in `?namespace=<name>` (Redis key prefix, SQL table-name prefix).
+ * Opens a storage from a URL-like string, as the standalone server's PETSTORE_STORAGE: `memory`,
+ * `sqlite:<path>`, `redis://…` / `rediss://…`, `redis+cluster://host:port,host:port` /
+ * `rediss+cluster://…`, `postgres://…` / `postgresql://…`, each optionally ending in
+ * `?namespace=<name>` (Redis key prefix, SQL table-name prefix); Redis also takes `durability=`.
  * Backend drivers are optional peer dependencies, loaded only when asked for.
  */
 import { redactUrl, StorageConfigError } from "./config-error.ts";
@@ -21,21 +22,42 @@ export interface OpenStorageOptions {
 }
 
 const USAGE =
-  "use memory, sqlite:<path>, redis://host:6379, rediss://host:6380, postgres://user@host:5432/db or postgresql://…";
+  "use memory, sqlite:<path>, redis://host:6379, rediss://host:6380, redis+cluster://host:6379,host:6380, " +
+  "postgres://user@host:5432/db or postgresql://…";
 
-/** Takes `namespace=<name>` out of a URL's query; the rest of the URL is left as it was written. */
-function splitNamespace(spec: string): { rest: string; namespace: string | undefined } {
-  const match = /[?&]namespace=([^&#]*)/.exec(spec);
-  if (match === null) return { rest: spec, namespace: undefined };
+/** Takes `<name>=<value>` out of a URL's query; the rest of the URL is left as it was written. */
+function splitParam(spec: string, name: string): { rest: string; value: string | undefined } {
+  const match = new RegExp(`[?&]${name}=([^&#]*)`).exec(spec);
+  if (match === null) return { rest: spec, value: undefined };
   let rest = spec.slice(0, match.index) + spec.slice(match.index + match[0].length);
   if (match[0].startsWith("?")) rest = rest.replace(/^([^?#]*)&/, "$1?");
-  let namespace: string;
+  let value: string;
   try {
-    namespace = decodeURIComponent(match[1] ?? "");
+    value = decodeURIComponent(match[1] ?? "");
   } catch {
-    namespace = match[1] ?? "";
+    value = match[1] ?? "";
   }
-  return { rest, namespace };
+  return { rest, value };
+}
+
+/**
+ * The root node URLs of `redis+cluster://[user:password@]host:port,host:port[/0]` (`rediss+…`:
+ * TLS): one `redis://` URL per host, each with the credentials.
+ * @example clusterNodes("redis+cluster://a:7000,b:7001") // ["redis://a:7000", "redis://b:7001"]
+ */
+function clusterNodes(spec: string): string[] {
+  const match = /^(rediss?)\+cluster:\/\/([^/?#]*)([^?#]*)(.*)$/i.exec(spec);
+  const [, scheme = "", authority = "", path = "", query = ""] = match ?? [];
+  const at = authority.lastIndexOf("@");
+  const credentials = authority.slice(0, at + 1);
+  const hosts = authority.slice(at + 1).split(",");
+  if (match === null || query !== "" || hosts.some((host) => host === "")) {
+    throw new StorageConfigError(
+      `storage ${JSON.stringify(redactUrl(spec))}: a cluster is redis+cluster://host:port,host:port ` +
+        "(rediss+cluster:// for TLS), optionally with ?namespace=<name>&durability=replicated",
+    );
+  }
+  return hosts.map((host) => `${scheme.toLowerCase()}://${credentials}${host}${path}`);
 }
 
 /**
@@ -51,8 +73,9 @@ export async function openStorage(spec: string, options: OpenStorageOptions = {}
   if (spec === "memory") return memoryStorage(options.namespace === undefined ? {} : { namespace: options.namespace });
 
   const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(spec)?.[1]?.toLowerCase();
-  const { rest, namespace: fromSpec } = splitNamespace(spec);
+  const { rest, value: fromSpec } = splitParam(spec, "namespace");
   const namespace = fromSpec ?? options.namespace;
+  const named = namespace === undefined ? {} : { namespace };
   switch (scheme) {
     case "sqlite": {
       // sqlite:./pets.db, sqlite:/var/lib/pets.db, and as @keyv/sqlite reads them sqlite://./pets.db, sqlite:///var/lib/pets.db
@@ -62,7 +85,15 @@ export async function openStorage(spec: string, options: OpenStorageOptions = {}
     }
     case "redis":
     case "rediss":
-      return redisStorage({ url: rest, ...(namespace === undefined ? {} : { namespace }), ...timeout });
+    case "redis+cluster":
+    case "rediss+cluster": {
+      const { rest: target, value: durability } = splitParam(rest, "durability");
+      const where = scheme.endsWith("+cluster")
+        ? { cluster: { rootNodes: clusterNodes(target).map((url) => ({ url })) } }
+        : { url: target };
+      const durable = durability === undefined ? {} : { durability: durability as "async" | "replicated" };
+      return redisStorage({ ...where, ...named, ...timeout, ...durable });
+    }
     case "postgres":
     case "postgresql":
       return postgresStorage({ url: rest, ...(namespace === undefined ? {} : { table: namespace }), ...timeout });

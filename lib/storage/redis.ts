@@ -1,16 +1,17 @@
 /**
  * Redis storage: pet values in Keyv's keys (@keyv/redis writes `<namespace>::<id>`, Keyv's format),
- * and on the same connection what Keyv cannot do: the id sequence and sorted sets of ids (all pets,
- * and one per status). A page and a create are each one Lua script, so one round trip (a create is
- * atomic). Every key starts with `<namespace>:`; the client fails fast and reconnects by itself.
- * Details: docs/STORAGE.md, "Redis creates and pages".
+ * and beside them what Keyv cannot do: the id sequence and sorted sets of ids (all pets, and one per
+ * status). On a Redis Cluster every key starts with `{<namespace>}:`, one hash tag, so one slot.
+ * A create takes its id, then writes the pet atomically; a page is two commands. docs/STORAGE.md.
  */
-
-import { sha1Hex } from "../digest.ts";
 import type { Pet, PetStatus } from "../schemas.ts";
-import { redactUrl, StorageConfigError, unreachable } from "./config-error.ts";
+import { redactUrl, StorageConfigError } from "./config-error.ts";
 import { loadDriver } from "./driver.ts";
 import type { CreateOnceResult, IdempotencyRecord, ListPage, PetData, PetStorage } from "./port.ts";
+import { connectCluster } from "./redis-cluster.ts";
+import { connectServer, type RedisConnection, type RedisDriver } from "./redis-connection.ts";
+import { makeReplicatedWrites } from "./redis-durability.ts";
+import { CLAIM, readReply, runScript, WRITE } from "./redis-scripts.ts";
 import {
   checkNewId,
   indexedId,
@@ -22,103 +23,88 @@ import {
   storedPet,
 } from "./values.ts";
 
-type RedisDriver = typeof import("@keyv/redis");
-
 export interface RedisStorageOptions {
-  /** `redis://[user:password@]host[:port][/db]`, or `rediss://…` for TLS. */
-  url: string;
+  /** One server: `redis://[user:password@]host[:port][/db]`, or `rediss://…` for TLS. */
+  url?: string;
+  /**
+   * A Redis Cluster instead (node-redis's `createCluster` shape): a few of its nodes, all
+   * `redis://` or all `rediss://`; every node gets the first one's user and password.
+   * @example { rootNodes: [{ url: "redis://10.0.0.1:6379" }, { url: "redis://10.0.0.2:6379" }] }
+   */
+  cluster?: { rootNodes: { url: string }[] };
   /** Prefix of every key this store writes (default "petstore"): letters, digits, `_`, `.`, `-`. */
   namespace?: string;
   /** Connect and command time-out in ms (default 2000). */
   operationTimeoutMs?: number;
+  /**
+   * "async" (the default): a create is answered once the primary has it; replicas copy it later,
+   * so a failover can lose the last ones. "replicated": once one replica has it too (`WAIT 1`),
+   * else `503` (the pet may exist: a retry with its Idempotency-Key replays it).
+   */
+  durability?: "async" | "replicated";
 }
 
 const NAMESPACE = /^[A-Za-z0-9_.-]{1,64}$/;
-const MAX_RECONNECT_DELAY_MS = 500;
-/** RESP_TYPES.NUMBER of @redis/client: the integer reply type, ":". */
-const RESP_INTEGER = 58;
-
-/**
- * A create, in one step: takes the next id, writes the value (Keyv's key and format), both index
- * entries and, for an idempotent create, the key's record; or, when that record exists, only reads it.
- * KEYS: the sequence, the index of all pets, the index of the pet's status, and (idempotent creates
- * only) the key's record. ARGV: the value's text before and after the id, the prefix of value keys,
- * the largest id; then fingerprint, now, expires at, time to live (ms). The record is
- * "<fingerprint> <pet id> <expires at>"; one that expired by `now` (by the caller's clock) counts as absent.
- */
-const CREATE = `
-if KEYS[4] then
-  local rec = redis.call('GET', KEYS[4])
-  if rec then
-    local fp, id, exp = string.match(rec, '^(%S+) (%S+) (%S+)$')
-    if fp and tonumber(exp) > tonumber(ARGV[6]) then
-      if fp ~= ARGV[5] then return {'reused'} end
-      return {'replayed', id, redis.call('GET', ARGV[3] .. id) or ''}
-    end
-  end
-end
-local last = tonumber(redis.call('GET', KEYS[1]) or '0')
-if last >= tonumber(ARGV[4]) then return {'exhausted'} end
-local id = string.format('%d', redis.call('INCR', KEYS[1]))
-redis.call('SET', ARGV[3] .. id, ARGV[1] .. id .. ARGV[2])
-redis.call('ZADD', KEYS[2], id, id)
-redis.call('ZADD', KEYS[3], id, id)
-if KEYS[4] then redis.call('SET', KEYS[4], ARGV[5] .. ' ' .. id .. ' ' .. ARGV[7], 'PX', ARGV[8]) end
-return {'created', id}
-`;
-
-/**
- * A page in one round trip: the ids above ARGV[1] in the index KEYS[1] (at most ARGV[2]), each
- * followed by its value (key ARGV[3] .. id; nil for a missing one), in one flat array (a nested
- * one costs the client about twice as much to decode). Ids stay the members' text: the client
- * decodes integer replies imprecisely near 2^53.
- */
-const PAGE = `
-local ids = redis.call('ZRANGEBYSCORE', KEYS[1], ARGV[1], '+inf', 'LIMIT', 0, ARGV[2])
-if #ids == 0 then return {} end
-local keys = {}
-for i = 1, #ids do keys[i] = ARGV[3] .. ids[i] end
-local values = redis.call('MGET', unpack(keys))
-local page = {}
-for i = 1, #ids do
-  page[2 * i - 1] = ids[i]
-  page[2 * i] = values[i]
-end
-return page
-`;
-
-/** A Lua script and its SHA-1, run with EVALSHA (EVAL once when the server does not have it yet). */
-interface Script {
-  source: string;
-  sha: string;
-}
-const script = (source: string): Script => ({ source, sha: sha1Hex(source) });
-const CREATE_SCRIPT = script(CREATE);
-const PAGE_SCRIPT = script(PAGE);
-
-interface ScriptRunner {
-  evalSha(sha: string, options: { keys: string[]; arguments: string[] }): Promise<unknown>;
-  eval(source: string, options: { keys: string[]; arguments: string[] }): Promise<unknown>;
-}
-
-/** Runs `lua` by its SHA; a server that does not know it yet (NOSCRIPT) gets its source once. */
-function run(client: ScriptRunner, lua: Script, keys: string[], args: string[]): Promise<unknown> {
-  const options = { keys, arguments: args };
-  return client.evalSha(lua.sha, options).catch((error: unknown) => {
-    if (!String((error as Error)?.message).startsWith("NOSCRIPT")) throw error;
-    return client.eval(lua.source, options);
-  });
-}
-
 const MAX_ID = "9007199254740991";
+const SERVER_URL = /^rediss?:\/\//i;
 
-function checkOptions(options: RedisStorageOptions): { url: string; namespace: string; timeoutMs: number } {
-  const url = options?.url;
-  if (typeof url !== "string" || !/^rediss?:\/\//i.test(url) || !URL.canParse(url)) {
+/** The places of a store's data: `<namespace>:…` on one server, `{<namespace>}:…` (one slot) on a cluster. */
+function nameKeys(namespace: string, cluster: boolean) {
+  const prefix = cluster ? `{${namespace}}` : namespace;
+  return {
+    /** Keyv's namespace: @keyv/redis writes each value as `<prefix>::<id>`. */
+    prefix,
+    sequence: `${prefix}:seq`,
+    index: (status?: PetStatus) => (status === undefined ? `${prefix}:ids` : `${prefix}:ids:${status}`),
+    value: (id: string) => `${prefix}::${id}`,
+    record: (scope: string, key: string) => `${prefix}:idem:${scope.length}:${scope}:${key}`,
+  };
+}
+
+interface Checked {
+  target: { url: string } | { rootNodes: string[] };
+  namespace: string;
+  timeoutMs: number;
+  replicated: boolean;
+}
+
+function checkUrl(url: unknown, what: string): string {
+  if (typeof url !== "string" || !SERVER_URL.test(url) || !URL.canParse(url)) {
     throw new StorageConfigError(
-      `redis storage: url must look like redis://host:6379 or rediss://host:6380 (got ${JSON.stringify(redactUrl(String(url)))})`,
+      `redis storage: ${what} must look like redis://host:6379 or rediss://host:6380 (got ${JSON.stringify(redactUrl(String(url)))})`,
     );
   }
+  return url;
+}
+
+function checkCluster(cluster: unknown): string[] {
+  const nodes = (cluster as { rootNodes?: unknown } | null)?.rootNodes;
+  const extra = Object.keys(cluster ?? {}).filter((name) => name !== "rootNodes");
+  if (!Array.isArray(nodes) || nodes.length === 0 || extra.length > 0) {
+    throw new StorageConfigError(
+      `redis storage: cluster must be { rootNodes: [{ url: "redis://host:port" }, …] }${extra.length > 0 ? ` (unknown: ${extra.join(", ")})` : ""}`,
+    );
+  }
+  const urls = nodes.map((node: { url?: unknown } | null, i) => checkUrl(node?.url, `cluster.rootNodes[${i}].url`));
+  if (new Set(urls.map((url) => new URL(url).protocol)).size > 1) {
+    throw new StorageConfigError("redis storage: cluster.rootNodes must be all redis:// or all rediss://");
+  }
+  if (urls.some((url) => !["", "/", "/0"].includes(new URL(url).pathname))) {
+    throw new StorageConfigError(
+      "redis storage: a Redis Cluster has only database 0 (a root node's URL names another)",
+    );
+  }
+  return urls;
+}
+
+function checkOptions(options: RedisStorageOptions): Checked {
+  const { url, cluster } = options ?? {};
+  if ((url === undefined) === (cluster === undefined)) {
+    throw new StorageConfigError(
+      "redis storage: give either url (one server) or cluster: { rootNodes: [{ url }, …] } (a Redis Cluster)",
+    );
+  }
+  const target = url === undefined ? { rootNodes: checkCluster(cluster) } : { url: checkUrl(url, "url") };
   const namespace = options.namespace ?? "petstore";
   if (!NAMESPACE.test(namespace)) {
     throw new StorageConfigError(
@@ -129,109 +115,117 @@ function checkOptions(options: RedisStorageOptions): { url: string; namespace: s
   if (!Number.isSafeInteger(timeoutMs) || timeoutMs < 1) {
     throw new StorageConfigError(`redis storage: operationTimeoutMs must be a positive integer (got ${timeoutMs})`);
   }
-  return { url, namespace, timeoutMs };
+  const durability = options.durability ?? "async";
+  if (durability !== "async" && durability !== "replicated") {
+    throw new StorageConfigError(
+      `redis storage: durability must be "async" or "replicated" (got ${JSON.stringify(durability)})`,
+    );
+  }
+  return { target, namespace, timeoutMs, replicated: durability === "replicated" };
 }
 
 /**
- * Opens a Redis storage; rejects with StorageConfigError when the driver is missing or Redis does
- * not answer. @example createPetStore({ storage: await redisStorage({ url: "redis://127.0.0.1:6379", namespace: "shop" }), auth })
+ * Opens a Redis storage on one server or a cluster; rejects with StorageConfigError when the driver
+ * is missing or Redis does not answer.
+ * @example createPetStore({ storage: await redisStorage({ url: "redis://127.0.0.1:6379", namespace: "shop" }), auth })
+ * @example await redisStorage({ cluster: { rootNodes: [{ url: "redis://10.0.0.1:6379" }] }, durability: "replicated" })
  */
 export async function redisStorage(options: RedisStorageOptions): Promise<PetStorage> {
-  const { url, namespace, timeoutMs } = checkOptions(options);
-  const { default: KeyvRedis, createClient } = await loadDriver<RedisDriver>("@keyv/redis", "redis");
-
-  let connectedOnce = false;
-  const client = createClient({
-    url,
-    disableOfflineQueue: true,
-    // No time-out per command (the driver would start a timer and an AbortSignal for each, which
-    // would only fire while a command waits to be written, and nothing waits: no offline queue).
-    // A command that Redis never answers (frozen server, lost network) is ended by the socket
-    // time-out, which drops the connection, rejects what waits on it, and reconnects; the core's
-    // own time-out answers the caller meanwhile. The pings keep a quiet but healthy connection
-    // from looking idle.
-    // A reply missing for 2/3 of the time-out (at most 1/3 after the last ping) ends the
-    // connection, so a call rejects within the time-out.
-    pingInterval: Math.max(50, Math.floor(timeoutMs / 3)),
-    socket: {
-      connectTimeout: timeoutMs,
-      socketTimeout: Math.max(100, Math.ceil((timeoutMs * 2) / 3)),
-      // Before the first connection, give up at once so that a wrong URL fails at open; after
-      // it, retry forever with a short, bounded delay.
-      reconnectStrategy: (retries: number, cause: Error) =>
-        connectedOnce ? Math.min(50 * 2 ** retries, MAX_RECONNECT_DELAY_MS) : cause,
-    },
-  });
-  // Failures reach callers as rejections; an unheard "error" event would crash the process. The
-  // ones before the first connection tell why it failed (a socket time-out before the close it causes).
-  const failures: unknown[] = [];
-  client.on("error", (error: unknown) => {
-    if (!connectedOnce) failures.push(error);
-  });
-  client.on("ready", () => {
-    connectedOnce = true;
-  });
-  const started = performance.now();
-  try {
-    await client.connect();
-  } catch (error) {
-    if (client.isOpen) client.destroy();
-    const all = new AggregateError([error, ...failures], (error as Error)?.message);
-    throw unreachable("redis", url, 6379, all, performance.now() - started);
-  }
-
-  const store = new KeyvRedis(client as unknown as ConstructorParameters<typeof KeyvRedis>[0], {
-    namespace,
+  const { target, namespace, timeoutMs, replicated } = checkOptions(options);
+  const { default: KeyvRedis } = await loadDriver<RedisDriver>("@keyv/redis", "redis");
+  const keys = nameKeys(namespace, "rootNodes" in target);
+  const connection =
+    "rootNodes" in target
+      ? await connectCluster(target.rootNodes, keys.sequence, timeoutMs)
+      : await connectServer(target.url, timeoutMs);
+  const store = new KeyvRedis(connection.driverClient as ConstructorParameters<typeof KeyvRedis>[0], {
+    namespace: keys.prefix,
     throwOnErrors: true,
     throwOnConnectError: true,
   });
-  const values = petValues(store, { namespace, keyPrefix: false });
-  // The client decodes integer replies imprecisely near 2^53 (9007199254740991 comes back as
-  // …992); the sequence is read as the exact decimal string instead.
-  const exact = client.withTypeMapping({ [RESP_INTEGER]: String });
-  const sequenceKey = `${namespace}:seq`;
-  const indexKey = (status?: PetStatus) => (status === undefined ? `${namespace}:ids` : `${namespace}:ids:${status}`);
+  return buildStore(connection, petValues(store, { namespace: keys.prefix, keyPrefix: false }), keys, {
+    timeoutMs,
+    replicated,
+  });
+}
+
+/** The store's operations on an open connection. */
+function buildStore(
+  connection: RedisConnection,
+  values: ReturnType<typeof petValues>,
+  keys: ReturnType<typeof nameKeys>,
+  { timeoutMs, replicated }: { timeoutMs: number; replicated: boolean },
+): PetStorage {
+  const { commands, exact } = connection;
+  // WAIT's own time-out: a create waits for two at most (the one out, then its own), within the call's.
+  const writes = replicated
+    ? makeReplicatedWrites({
+        connect: connection.writer,
+        waitMs: Math.max(1, Math.floor(timeoutMs / 4)),
+        scripts: [WRITE],
+        failed: connection.failed,
+      })
+    : undefined;
   let closing: Promise<void> | undefined;
   // A closed store refuses calls before they reach the driver (@keyv/redis would even reconnect).
   const ensureOpen = () => {
     if (closing !== undefined) throw storageClosed("redis");
   };
 
-  const recordKey = (scope: string, key: string) => `${namespace}:idem:${scope.length}:${scope}:${key}`;
-  const valuePrefix = `${namespace}::`;
+  /** The second step of a create, on the write connection and confirmed by a replica when replicated. */
+  function writePet(keyList: string[], args: string[]): Promise<unknown> {
+    if (writes === undefined) return runScript(commands, WRITE, keyList, args);
+    return writes.send(["EVALSHA", WRITE.sha, String(keyList.length), ...keyList, ...args]);
+  }
 
-  /** One create (idempotent with a record): one script, so one round trip and atomic. */
+  /** The pet of a replay: its value, and when replicated, proof that a replica has it (a write after it, WAITed). */
+  async function replayOf(rawId: string): Promise<CreateOnceResult> {
+    const [raw] = await Promise.all([commands.get(keys.value(rawId)), writes?.send(["INCRBY", keys.sequence, "0"])]);
+    return { pet: storedPet(Number(rawId), raw ?? undefined, values, "redis"), replayed: true };
+  }
+
+  /** One create: takes the next id (or finds the key's record), then writes the pet (and the record). */
   async function createOnceOrReplay(data: PetData, record: IdempotencyRecord | undefined): Promise<CreateOnceResult> {
+    let rawId: string;
+    if (record === undefined) rawId = String(await exact.incr(keys.sequence));
+    else {
+      const recordKey = keys.record(record.scope, record.key);
+      const claimArgs = [record.fingerprint, String(record.now), MAX_ID];
+      const [outcome, id] = readReply(await runScript(exact, CLAIM, [recordKey, keys.sequence], claimArgs));
+      if (outcome === "reused") return { conflict: "reused" };
+      if (outcome === "exhausted") throw sequenceExhausted("redis");
+      if (outcome === "replayed" && id !== undefined) return replayOf(id);
+      if (outcome !== "next" || id === undefined)
+        throw new Error("redis storage: unexpected reply of the claim script");
+      rawId = id;
+    }
+    const id = checkNewId(Number(rawId), "redis");
     const [head, tail] = serializedPetAround(values, data);
-    const keys = [sequenceKey, indexKey(), indexKey(data.status)];
-    const args = [head, tail, valuePrefix, MAX_ID];
+    const keyList = [keys.value(rawId), keys.index(), keys.index(data.status)];
+    const args = [rawId, head + rawId + tail];
     if (record !== undefined) {
       const { scope, key, fingerprint, now, expiresAt } = record;
-      keys.push(recordKey(scope, key));
+      keyList.push(keys.record(scope, key));
       args.push(fingerprint, String(now), String(expiresAt), String(Math.max(1, Math.ceil(expiresAt - now))));
     }
-    const reply = await run(exact, CREATE_SCRIPT, keys, args);
-    const [outcome, rawId, rawValue] = (Array.isArray(reply) ? reply : []).map(String);
-    if (outcome === "reused") return { conflict: "reused" };
-    if (outcome === "exhausted") throw sequenceExhausted("redis");
-    const id = checkNewId(Number(rawId), "redis");
+    const [outcome, replayId] = readReply(await writePet(keyList, args));
     if (outcome === "created") {
       return { pet: { id, name: data.name, categoryId: data.categoryId, status: data.status }, replayed: false };
     }
-    if (outcome !== "replayed") throw new Error("redis storage: unexpected reply of the create script");
-    return { pet: storedPet(id, rawValue === "" ? undefined : rawValue, values, "redis"), replayed: true };
+    if (outcome === "reused") return { conflict: "reused" };
+    if (outcome === "replayed" && replayId !== undefined) return replayOf(replayId);
+    throw new Error("redis storage: unexpected reply of the write script");
   }
 
   return {
     kind: "redis",
     async findOnce({ scope, key, fingerprint, now }: IdempotencyRecord): Promise<CreateOnceResult | undefined> {
       ensureOpen();
-      const rec = await client.get(recordKey(scope, key));
+      const rec = await commands.get(keys.record(scope, key));
       const [fp, rawId, exp] = typeof rec === "string" ? rec.split(" ") : [];
       if (fp === undefined || rawId === undefined || !(Number(exp) > now)) return undefined;
       if (fp !== fingerprint) return { conflict: "reused" };
-      const raw = await client.get(`${namespace}::${rawId}`);
-      return { pet: storedPet(Number(rawId), raw ?? undefined, values, "redis"), replayed: true };
+      return replayOf(rawId);
     },
     async createOnce(data: PetData, record: IdempotencyRecord): Promise<CreateOnceResult> {
       ensureOpen();
@@ -248,51 +242,37 @@ export async function redisStorage(options: RedisStorageOptions): Promise<PetSto
       return readPet(
         id,
         "redis",
-        async () => (await client.zScore(indexKey(), String(id))) !== null,
+        async () => (await commands.zScore(keys.index(), String(id))) !== null,
         () => values.get(String(id)),
       );
     },
     async list({ status, after, limit }: ListPage): Promise<Pet[]> {
       ensureOpen();
-      const reply = await run(client, PAGE_SCRIPT, [indexKey(status)], [`(${after}`, String(limit), valuePrefix]);
-      if (!Array.isArray(reply) || reply.length % 2 !== 0)
-        throw new Error("redis storage: unexpected reply of the page script");
-      const pets: Pet[] = new Array(reply.length / 2);
-      for (let i = 0; i < pets.length; i++) {
-        const id = indexedId(reply[2 * i], "redis");
-        pets[i] = storedPet(id, reply[2 * i + 1], values, "redis");
-      }
-      return pets;
+      const ids = await commands.zRangeByScore(keys.index(status), `(${after}`, "+inf", {
+        LIMIT: { offset: 0, count: limit },
+      });
+      if (ids.length === 0) return [];
+      // Ids stay the members' text: the client decodes integer replies imprecisely near 2^53.
+      const raws = await commands.mGet(ids.map((id) => keys.value(String(id))));
+      return ids.map((id, i) => storedPet(indexedId(id, "redis"), raws[i], values, "redis"));
     },
     async ping() {
       ensureOpen();
-      await client.ping();
+      await connection.ping();
     },
     close() {
-      closing ??= closeClient(client, timeoutMs);
+      closing ??= connection.close();
       return closing;
     },
     /**
-     * Deletes every key under `<namespace>:` (values, sequence, indexes and any other record of
-     * this store), found with SCAN, never KEYS or FLUSHDB: other namespaces are untouched.
+     * Deletes every key of this store (values, sequence, indexes and any other record under its
+     * prefix), found with SCAN, never KEYS or FLUSHDB: other namespaces are untouched.
      */
     async clear() {
       ensureOpen();
-      for await (const keys of client.scanIterator({ MATCH: `${namespace}:*`, COUNT: 1000 })) {
-        if (keys.length > 0) await client.unlink(keys);
+      for await (const batch of connection.scan(`${keys.prefix}:*`)) {
+        if (batch.length > 0) await commands.unlink(batch);
       }
     },
   };
-}
-
-/** Closes gracefully (pending replies arrive), or drops the connection when Redis does not answer. */
-async function closeClient(client: { isOpen: boolean; close(): Promise<unknown>; destroy(): void }, timeoutMs: number) {
-  if (!client.isOpen) return;
-  let timer: NodeJS.Timeout | undefined;
-  const gaveUp = new Promise<void>((resolve) => {
-    timer = setTimeout(resolve, timeoutMs);
-  });
-  await Promise.race([client.close().catch(() => {}), gaveUp]);
-  clearTimeout(timer);
-  if (client.isOpen) client.destroy();
 }

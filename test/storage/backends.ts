@@ -1,8 +1,8 @@
 /**
- * The four backends as the storage tests see them: how to open a store in a namespace of its
- * own, the storage spec a child process opens, raw access that goes around the store (to plant
- * invalid values, half-made pets, a nearly exhausted sequence), and clean-up of exactly the
- * namespaces the tests made.
+ * The backends as the storage tests see them (memory, SQLite, Redis, a Redis Cluster, Postgres):
+ * how to open a store in a namespace of its own, the storage spec a child process opens, raw access
+ * that goes around the store (to plant invalid values, half-made pets, a nearly exhausted
+ * sequence), and clean-up of exactly the namespaces the tests made.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -14,7 +14,8 @@ import type { PetStorage } from "../../lib/storage/port.ts";
 import { postgresStorage } from "../../lib/storage/postgres.ts";
 import { redisStorage } from "../../lib/storage/redis.ts";
 import { sqliteStorage } from "../../lib/storage/sqlite.ts";
-import { POSTGRES_URL, REDIS_URL, serviceAvailable } from "./services.ts";
+import { redisClusterBackend } from "./redis-cluster-backend.ts";
+import { POSTGRES_URL, REDIS_URL, redisClusterAvailable, serviceAvailable } from "./services.ts";
 
 export interface OpenOptions {
   operationTimeoutMs?: number;
@@ -41,7 +42,7 @@ export interface Raw {
 }
 
 export interface Backend {
-  name: "memory" | "sqlite" | "redis" | "postgres";
+  name: "memory" | "sqlite" | "redis" | "redis-cluster" | "postgres";
   /** Data outlives the store (and the process). */
   persistent: boolean;
   open(ns: string, options?: OpenOptions): Promise<PetStorage>;
@@ -284,12 +285,17 @@ export function postgresBackend(): Backend {
   };
 }
 
-/** The backends whose tests can run here (Redis and Postgres only when they answer; see services.ts). */
-export function backends(what: string, options: { memory?: boolean } = {}): Backend[] {
+/**
+ * The backends whose tests can run here (Redis and Postgres only when they answer, the Redis
+ * Cluster only where redis-server is installed; see services.ts). `cluster: false` leaves out the
+ * cluster, for suites about something else than the storage (another runtime).
+ */
+export function backends(what: string, options: { memory?: boolean; cluster?: boolean } = {}): Backend[] {
   const list: Backend[] = [];
   if (options.memory !== false) list.push(memoryBackend());
   list.push(sqliteBackend());
   if (serviceAvailable("redis", what)) list.push(redisBackend());
+  if (options.cluster !== false && redisClusterAvailable(what)) list.push(redisClusterBackend());
   if (serviceAvailable("postgres", what)) list.push(postgresBackend());
   return list;
 }

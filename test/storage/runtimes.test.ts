@@ -22,7 +22,7 @@ const STORAGE_WORKER = fileURLToPath(new URL("../support/storage-worker.ts", imp
 
 for (const runtime of ["bun", "deno"] as Runtime[]) {
   if (!runtimeAvailable(runtime, "storage on other runtimes")) continue;
-  for (const backend of backends(`storage on ${runtime}`, { memory: false })) {
+  for (const backend of backends(`storage on ${runtime}`, { memory: false, cluster: false })) {
     const cases = conformanceCases();
     test(`${backend.name} storage on ${runtime}: the fetch handler passes every published conformance case (${cases.length})`, async () => {
       const namespace = `${RUN}_${runtime}`;

@@ -1,11 +1,13 @@
 /**
  * The real services the storage tests talk to, and the rule for when one is missing: a loud
  * "SKIPPED" line and no tests, except with CI=true, where a missing service is a failing test.
+ * A Redis Cluster is made by the tests themselves, from redis-server and redis-cli.
  */
 import { spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
+import { redisClusterInstallable } from "../support/redis-cluster.ts";
 
 export const REDIS_URL = process.env.PETSTORE_TEST_REDIS_URL ?? "redis://127.0.0.1:6379";
 export const POSTGRES_URL = process.env.PETSTORE_TEST_POSTGRES_URL ?? "postgres://postgres@127.0.0.1:5432/test";
@@ -37,16 +39,44 @@ export function serviceAvailable(service: "redis" | "postgres", what: string): b
     checked.set(service, up);
   }
   if (up) return true;
+  missing(
+    service,
+    what,
+    `must answer at ${url}`,
+    `nothing answers at ${url}`,
+    `start ${service} or set ${ENV_NAME[service]}`,
+  );
+  return false;
+}
+
+/** Registers a failing test (CI=true) or prints SKIPPED, once per call, for a service that is not there. */
+function missing(service: string, what: string, rule: string, found: string, fix: string): void {
   if (process.env.CI === "true") {
     const failing = suite(`${service} (${what})`);
-    failing(`${what}: ${service} must answer at ${url} when CI=true`, () => {
-      assert.unreachable(`nothing answers at ${url}; start ${service} or set ${ENV_NAME[service]}`);
+    failing(`${what}: ${service} ${rule} when CI=true`, () => {
+      assert.unreachable(`${found}; ${fix}`);
     });
     failing.run();
   } else {
-    console.log(
-      `\n*** SKIPPED: ${what} tests on ${service}: nothing answers at ${url} (start ${service} or set ${ENV_NAME[service]}; with CI=true this fails) ***\n`,
-    );
+    console.log(`\n*** SKIPPED: ${what} tests on ${service}: ${found} (${fix}; with CI=true this fails) ***\n`);
   }
+}
+
+let clusterChecked: boolean | undefined;
+
+/**
+ * Whether the tests on a Redis Cluster can run (the tests start their own from redis-server and
+ * redis-cli). When they cannot: SKIPPED, or with CI=true a failing test, as for a missing service.
+ */
+export function redisClusterAvailable(what: string): boolean {
+  clusterChecked ??= redisClusterInstallable();
+  if (clusterChecked) return true;
+  missing(
+    "redis-cluster",
+    what,
+    "must be startable here (redis-server and redis-cli)",
+    "redis-server or redis-cli is not on PATH",
+    "install them, e.g. apt-get install redis-server",
+  );
   return false;
 }

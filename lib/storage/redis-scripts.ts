@@ -1,0 +1,81 @@
+/**
+ * The Lua scripts of the Redis storage. Each declares in KEYS every key it reads or writes, as
+ * Redis asks of scripts (a cluster routes a script by its keys; servers such as Dragonfly refuse
+ * undeclared ones), so the id a create takes comes from a step before the script that writes it.
+ * Details: docs/STORAGE.md, "Redis creates and pages".
+ */
+import { sha1Hex } from "../digest.ts";
+
+/** A Lua script and its SHA-1, run with EVALSHA (EVAL once when the server does not have it yet). */
+export interface Script {
+  source: string;
+  sha: string;
+}
+
+const hashScript = (source: string): Script => ({ source, sha: sha1Hex(source) });
+
+/**
+ * The first step of an idempotent create: the key's record decides (a replay of its pet, or
+ * `reused` for another fingerprint), or the next id is taken. KEYS: the record, the sequence.
+ * ARGV: fingerprint, now, the largest id. A record is "<fingerprint> <pet id> <expires at>"; one
+ * that expired by `now` (by the caller's clock) counts as absent.
+ */
+export const CLAIM = hashScript(`
+local rec = redis.call('GET', KEYS[1])
+if rec then
+  local fp, id, exp = string.match(rec, '^(%S+) (%S+) (%S+)$')
+  if fp and tonumber(exp) > tonumber(ARGV[2]) then
+    if fp ~= ARGV[1] then return {'reused'} end
+    return {'replayed', id}
+  end
+end
+local last = tonumber(redis.call('GET', KEYS[2]) or '0')
+if last >= tonumber(ARGV[3]) then return {'exhausted'} end
+return {'next', string.format('%d', redis.call('INCR', KEYS[2]))}
+`);
+
+/**
+ * The second step of every create, atomic: the value (Keyv's key and format) before both index
+ * entries, and for an idempotent create the key's record; unless a record written since the first
+ * step holds the key (then nothing is written, and the id taken stays unused).
+ * KEYS: the value, the index of all pets, the index of the pet's status, and (idempotent creates
+ * only) the record. ARGV: the id, the value's text; then fingerprint, now, expires at, time to live (ms).
+ */
+export const WRITE = hashScript(`
+if KEYS[4] then
+  local rec = redis.call('GET', KEYS[4])
+  if rec then
+    local fp, id, exp = string.match(rec, '^(%S+) (%S+) (%S+)$')
+    if fp and tonumber(exp) > tonumber(ARGV[4]) then
+      if fp ~= ARGV[3] then return {'reused'} end
+      return {'replayed', id}
+    end
+  end
+end
+redis.call('SET', KEYS[1], ARGV[2])
+redis.call('ZADD', KEYS[2], ARGV[1], ARGV[1])
+redis.call('ZADD', KEYS[3], ARGV[1], ARGV[1])
+if KEYS[4] then redis.call('SET', KEYS[4], ARGV[3] .. ' ' .. ARGV[1] .. ' ' .. ARGV[5], 'PX', ARGV[6]) end
+return {'created'}
+`);
+
+/** What runs scripts: a client, a cluster, or one node's client. */
+export interface ScriptRunner {
+  evalSha(sha: string, options: { keys: string[]; arguments: string[] }): Promise<unknown>;
+  eval(source: string, options: { keys: string[]; arguments: string[] }): Promise<unknown>;
+}
+
+/** True for the reply of a server that does not know the script yet. */
+export const isNoScript = (error: unknown) => String((error as Error)?.message).startsWith("NOSCRIPT");
+
+/** Runs `lua` by its SHA; a server that does not know it yet (NOSCRIPT) gets its source once. */
+export function runScript(client: ScriptRunner, lua: Script, keys: string[], args: string[]): Promise<unknown> {
+  const options = { keys, arguments: args };
+  return client.evalSha(lua.sha, options).catch((error: unknown) => {
+    if (!isNoScript(error)) throw error;
+    return client.eval(lua.source, options);
+  });
+}
+
+/** A script's reply as the texts of a flat array (an unexpected reply gives an empty one). */
+export const readReply = (reply: unknown): string[] => (Array.isArray(reply) ? reply.map(String) : []);
