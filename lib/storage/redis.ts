@@ -23,6 +23,7 @@ import {
   storedPet,
 } from "./values.ts";
 
+/** Where a Redis store keeps its pets: one server (`url`) or a Redis Cluster (`cluster`), never both. */
 export interface RedisStorageOptions {
   /** One server: `redis://[user:password@]host[:port][/db]`, or `rediss://…` for TLS. */
   url?: string;
