@@ -112,6 +112,7 @@ const LABELS: Record<string, string> = {
   B2: "page, Postgres",
   B3: "page, SQLite",
   B4: "create, Redis/Postgres/SQLite",
+  B5: "page, SQLite, vs one range read",
   S1: "page at 1,000,000 vs 1,000 pets",
   S2: "creates in process",
   W1: "2 workers vs 1",

@@ -10,6 +10,9 @@
  *     minimal atomic step (Redis: one script of INCR, SET and two ZADD; Postgres: one prepared
  *     statement; SQLite: one BEGIN IMMEDIATE transaction of prepared statements, one at a time in
  *     this process), then answers 201 as ours does.
+ *   - list-least (SQLite, B5): the least a page needs from any layout: a table of its own made
+ *     at start from the same pets, `(id INTEGER PRIMARY KEY, pet TEXT)` holding each pet's JSON,
+ *     and one indexed range read of it, the texts joined as they are.
  * SQLite is read with `sqlite3`, the driver under @keyv/sqlite, with the pragmas the library sets.
  */
 import { randomUUID } from "node:crypto";
@@ -30,6 +33,8 @@ const pet = (stored: string) => stored.slice(9, -1);
 interface Engine {
   /** The stored texts of the first `limit` pets. */
   page(limit: number): Promise<string[]>;
+  /** The pet texts of the first `limit` pets, from a table of (id, pet JSON) only (SQLite). */
+  leastPage?(limit: number): Promise<string[]>;
   /** Writes a pet whose Keyv text is head + id + tail; resolves its id. */
   create(head: string, tail: string, status: string): Promise<number>;
   close(): Promise<void>;
@@ -116,6 +121,12 @@ async function sqliteEngine(path: string, t: string): Promise<Engine> {
   const next = prepared(`UPDATE ${t}_seq SET value = value + 1 WHERE id = 1 RETURNING value AS id`);
   const value = prepared(`INSERT INTO ${t}_values (key, value) VALUES (?, ?)`);
   const index = prepared(`INSERT INTO ${t}_index (id, status) VALUES (?, ?)`);
+  // B5's table: each pet's JSON (Keyv's text without its envelope) by id, nothing else.
+  await run(`CREATE TABLE IF NOT EXISTS ${t}_least (id INTEGER PRIMARY KEY, pet TEXT NOT NULL)`);
+  await run(
+    `INSERT OR IGNORE INTO ${t}_least (id, pet) SELECT i.id, substr(v.value, 10, length(v.value) - 10) FROM ${t}_index i JOIN ${t}_values v ON v.key = 'pets:' || i.id`,
+  );
+  const least = prepared(`SELECT pet FROM ${t}_least WHERE id > 0 ORDER BY id LIMIT ?`);
   let writing: Promise<unknown> = Promise.resolve();
   const write = async (head: string, tail: string, status: string) => {
     await begin([]);
@@ -127,6 +138,7 @@ async function sqliteEngine(path: string, t: string): Promise<Engine> {
   };
   return {
     page: async (limit) => (await page([limit])).map((r) => r.value as string),
+    leastPage: async (limit) => (await least([limit])).map((r) => r.pet as string),
     create(head, tail, status) {
       const done = writing.then(() => write(head, tail, status));
       writing = done.catch(() => {});
@@ -159,7 +171,12 @@ function failed(res: ServerResponse): void {
 }
 
 let handler: (req: IncomingMessage, res: ServerResponse) => void;
-if (mode === "list") {
+if (mode === "list" || mode === "list-least") {
+  const least = engine.leastPage;
+  if (mode === "list-least" && least === undefined) throw new Error(`engine list-least is SQLite's only`);
+  /** The served texts of the page and one more: the pets' JSON. */
+  const readPage =
+    least === undefined || mode === "list" ? async (n: number) => (await engine.page(n)).map(pet) : least;
   const ref = JSON.parse(process.env.BENCH_REFERENCE ?? "null") as {
     path: string;
     status: number;
@@ -172,11 +189,11 @@ if (mode === "list") {
       res.writeHead(404, { "content-type": JSON_TYPE }).end("{}");
       return;
     }
-    engine.page(LIMIT + 1).then(
+    readPage(LIMIT + 1).then(
       (texts) => {
         let body = "[";
         const n = Math.min(LIMIT, texts.length);
-        for (let i = 0; i < n; i++) body += i === 0 ? pet(texts[i] as string) : `,${pet(texts[i] as string)}`;
+        for (let i = 0; i < n; i++) body += i === 0 ? (texts[i] as string) : `,${texts[i] as string}`;
         body += "]";
         res.writeHead(ref.status, { ...ref.headers, "x-request-id": randomUUID() });
         res.end(body);
@@ -216,7 +233,7 @@ if (mode === "list") {
     });
   };
 } else {
-  throw new Error(`bench/servers/engine.ts: unknown mode ${JSON.stringify(mode)} (list or create)`);
+  throw new Error(`bench/servers/engine.ts: unknown mode ${JSON.stringify(mode)} (list, list-least or create)`);
 }
 
 const server = createServer(handler);

@@ -90,7 +90,7 @@ export async function setUpSchema(db: Database, table: string, timeoutMs: number
   );
   await query(`INSERT OR IGNORE INTO ${table}_seq (id, value) VALUES (1, 0)`);
   await query(
-    `CREATE TABLE IF NOT EXISTS ${table}_index (id INTEGER PRIMARY KEY, status TEXT NOT NULL CHECK (status IN ('available', 'pending', 'sold')))`,
+    `CREATE TABLE IF NOT EXISTS ${table}_index (id INTEGER PRIMARY KEY, status TEXT NOT NULL CHECK (status IN ('available', 'pending', 'sold')), pet TEXT)`,
   );
   await query(`CREATE INDEX IF NOT EXISTS ${table}_index_status_id ON ${table}_index (status, id)`);
   await query(

@@ -40,10 +40,12 @@ async function compileReads(db: Database, table: string, prepared: Prepared[]): 
     prepared.push(statement);
     return statement;
   };
-  // A page is one statement: the index range joined to Keyv's values (a missing value comes back null).
+  // A page is one range read of the index, each pet's served text beside its id; Keyv's value is
+  // read only for a pet whose text is NULL (stale or never written: sqlite-pet-texts.ts).
+  const valueOfNull = `CASE WHEN i.pet IS NULL THEN (SELECT v.value FROM ${table}_values v WHERE v.key = 'pets:' || i.id) END AS value`;
   const compilePage = (where: string) =>
     compile(
-      `SELECT i.id AS id, v.value AS value FROM ${table}_index i LEFT JOIN ${table}_values v ON v.key = 'pets:' || i.id WHERE ${where} ORDER BY i.id LIMIT ?`,
+      `SELECT i.id AS id, i.pet AS pet, ${valueOfNull} FROM ${table}_index i WHERE ${where} ORDER BY i.id LIMIT ?`,
     );
   return {
     // An unexpired key record and its pet's value, read together (one snapshot, one call).
@@ -52,9 +54,7 @@ async function compileReads(db: Database, table: string, prepared: Prepared[]): 
     ),
     page: await compilePage("i.id > ?"),
     statusPage: await compilePage("i.status = ? AND i.id > ?"),
-    indexedPet: await compile(
-      `SELECT v.value AS value FROM ${table}_index i LEFT JOIN ${table}_values v ON v.key = 'pets:' || i.id WHERE i.id = ?`,
-    ),
+    indexedPet: await compile(`SELECT i.pet AS pet, ${valueOfNull} FROM ${table}_index i WHERE i.id = ?`),
     petValue: await compile(`SELECT value FROM ${table}_values WHERE key = ?`),
   };
 }

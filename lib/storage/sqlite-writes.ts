@@ -7,11 +7,17 @@
 import type Keyv from "keyv";
 import type { CreateOnceResult, IdempotencyRecord, PetData } from "./port.ts";
 import { type Database, exec, type Prepared, queryAll, quote, type WriteStatements } from "./sqlite-connection.ts";
-import { checkNewId, sequenceExhausted, serializedPetAround, storedPet } from "./values.ts";
+import { checkNewId, petTextAround, sequenceExhausted, serializedPetAround, storedPet } from "./values.ts";
 
 /** Expired idempotency records are deleted at most this often (by the writes' clock), this many at a time. */
 const SWEEP_EVERY_MS = 60_000;
 const SWEEP_BATCH = 500;
+
+/** A new pet's two texts, each split around the id its create takes: Keyv's value and the served text. */
+interface PetTexts {
+  value: [string, string];
+  pet: [string, string];
+}
 
 /** A create's outcome inside its transaction: the result, or the id of the pet the key's record replays. */
 type Outcome = CreateOnceResult | { replay: number };
@@ -66,12 +72,12 @@ export function makeWriter(
    * literals: the id a checked integer, the status one of three words, the texts without NUL
    * (JSON has none; keys that hold one take the compiled path) with their `'` doubled.
    */
-  const writePet = (id: number, data: PetData, [head, tail]: [string, string], before: string) =>
+  const writePet = (id: number, data: PetData, { value, pet }: PetTexts, before: string) =>
     exec(
       db,
       before +
-        `INSERT INTO ${table}_values (key, value) VALUES ('pets:${id}', ${quote(head + id + tail)});` +
-        `INSERT INTO ${table}_index (id, status) VALUES (${id}, ${quote(data.status)});` +
+        `INSERT INTO ${table}_values (key, value) VALUES ('pets:${id}', ${quote(value[0] + id + value[1])});` +
+        `INSERT INTO ${table}_index (id, status, pet) VALUES (${id}, ${quote(data.status)}, ${quote(pet[0] + id + pet[1])});` +
         "COMMIT",
     );
   let sweptAt = Number.NEGATIVE_INFINITY;
@@ -96,7 +102,7 @@ export function makeWriter(
    * create, the key's record written with the pet as one more literal row. Undefined, nothing
    * written, when the key has a record (even an expired one): `claimAndCreate` then decides.
    */
-  const createWithFreshKey = async (data: PetData, text: [string, string], record: IdempotencyRecord) => {
+  const createWithFreshKey = async (data: PetData, text: PetTexts, record: IdempotencyRecord) => {
     await statements.begin.all([]);
     try {
       const id = await takeNextId();
@@ -121,7 +127,7 @@ export function makeWriter(
    */
   const claimAndCreate = async (
     data: PetData,
-    text: [string, string],
+    text: PetTexts,
     record: IdempotencyRecord | undefined,
   ): Promise<Outcome> => {
     await statements.begin.all([]);
@@ -160,8 +166,8 @@ export function makeWriter(
     data: PetData,
     record: IdempotencyRecord | undefined,
   ): Promise<CreateOnceResult> => {
-    // Keyv's text of the pet, its id to come (the value is written in Keyv's format).
-    const text = serializedPetAround(values, data);
+    // Keyv's text of the pet (its value, in Keyv's format) and its served text, around the id to come.
+    const text = { value: serializedPetAround(values, data), pet: petTextAround(data) };
     const outcome = await serialise(async (): Promise<Outcome> => {
       if (record !== undefined && !/\0/.test(record.scope + record.key + record.fingerprint)) {
         const fresh = await createWithFreshKey(data, text, record);

@@ -1,9 +1,10 @@
 /**
  * SQLite storage: pet values in Keyv's table (@keyv/sqlite, `<table>_values`, Keyv's format), and
  * beside it what Keyv cannot do: a one-row id sequence `<table>_seq` and an index table
- * `<table>_index (id, status)`. A page is one compiled statement: the index range (O(log n + limit)
- * whatever the filter) joined to Keyv's values. Here: the options, opening, the calls and clear;
- * the write connection and schema are in sqlite-connection.ts, creates in sqlite-writes.ts, the
+ * `<table>_index (id, status, pet)` whose `pet` is the pet's served text. A page is one compiled
+ * statement: the index range (O(log n + limit) whatever the filter), nothing joined. Here: the
+ * options, opening, the calls and clear; the write connection and schema are in
+ * sqlite-connection.ts, the served texts in sqlite-pet-texts.ts, creates in sqlite-writes.ts, the
  * read connection in sqlite-reads.ts.
  */
 import type { Pet } from "../schemas.ts";
@@ -24,9 +25,10 @@ import {
   setUpSchema,
   type WriteStatements,
 } from "./sqlite-connection.ts";
+import { addPetTexts, fillPetTexts } from "./sqlite-pet-texts.ts";
 import { openReads, type SqliteReads } from "./sqlite-reads.ts";
 import { makeWriteQueue, makeWriter } from "./sqlite-writes.ts";
-import { indexedId, petValues, storageClosed, storedPet } from "./values.ts";
+import { indexedId, petValues, servedPet, storageClosed, storedPet } from "./values.ts";
 
 type KeyvSqliteDriver = typeof import("@keyv/sqlite");
 
@@ -119,6 +121,7 @@ export async function sqliteStorage(options: SqliteStorageOptions): Promise<PetS
     const own = await openDatabase(sqlite3, path);
     db = own;
     await setUpSchema(own, table, timeoutMs, mmapBytes);
+    if (await addPetTexts(own, table)) await fillPetTexts(own, table, values);
     compiledWrites = await compileWrites(own, table, prepared);
     reads = await openReads(sqlite3, own, { table, timeoutMs, mmapBytes }, queue.serialise);
   } catch (error) {
@@ -158,7 +161,10 @@ export async function sqliteStorage(options: SqliteStorageOptions): Promise<PetS
     async get(id: number): Promise<Pet | undefined> {
       ensureOpen();
       const [row] = await statements.indexedPet.all([id]);
-      return row === undefined ? undefined : storedPet(id, row.value, values, "sqlite");
+      if (row === undefined) return undefined;
+      return typeof row.pet === "string"
+        ? servedPet(id, row.pet, "sqlite")
+        : storedPet(id, row.value, values, "sqlite");
     },
     async list({ status, after, limit }: ListPage): Promise<Pet[]> {
       ensureOpen();
@@ -168,7 +174,9 @@ export async function sqliteStorage(options: SqliteStorageOptions): Promise<PetS
       const pets: Pet[] = new Array(rows.length);
       for (let i = 0; i < rows.length; i++) {
         const row = rows[i] as Row;
-        pets[i] = storedPet(indexedId(row.id, "sqlite"), row.value, values, "sqlite");
+        const id = indexedId(row.id, "sqlite");
+        pets[i] =
+          typeof row.pet === "string" ? servedPet(id, row.pet, "sqlite") : storedPet(id, row.value, values, "sqlite");
       }
       return pets;
     },
@@ -183,13 +191,18 @@ export async function sqliteStorage(options: SqliteStorageOptions): Promise<PetS
       // A write like any other: after the writes before it, never inside one's transaction; one
       // transaction of its own, so a read sees the store as it was before or after, never half.
       await serialise(async () => {
+        // The index first: the values' triggers then find no served text to forget.
         const tables = [`${table}_index`, `${table}_values`, `${table}_idempotency`];
         const found = await queryAll(
           own,
           `SELECT name FROM sqlite_master WHERE type = 'table' AND name IN (${tables.map(() => "?").join(", ")})`,
           tables,
         );
-        const deletes = found.map(({ name }) => `DELETE FROM "${String(name)}";`).join("");
+        const present = new Set(found.map(({ name }) => String(name)));
+        const deletes = tables
+          .filter((name) => present.has(name))
+          .map((name) => `DELETE FROM "${name}";`)
+          .join("");
         try {
           await exec(own, `BEGIN IMMEDIATE;${deletes}UPDATE ${table}_seq SET value = 0 WHERE id = 1;COMMIT`);
         } catch (error) {

@@ -220,6 +220,13 @@ s(
       (row) => row.name,
     );
     assert.ok(tables.includes("petstore_idempotency"), `the open added the idempotency table: ${tables.join(", ")}`);
+    // The new layout: each pet's served text beside its index entry, filled from 1.0.0's values.
+    const texts = await rowsOf(path, "SELECT id, pet FROM petstore_index ORDER BY id");
+    assert.equal(
+      texts,
+      fixture.pets.map((pet) => ({ id: pet.id, pet: JSON.stringify(pet) })),
+      "the open filled every pet's served text",
+    );
 
     const second = await openStore(path);
     await assertServes(second.storage, second.store, fixture.pets, fixture.pages);
