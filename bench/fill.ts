@@ -127,7 +127,7 @@ async function fillPostgres(url: string, table: string, n: number): Promise<void
 /** Rows of `<table>_values` and `<table>_index` in one transaction, then `<table>_seq`. */
 async function fillSqlite(path: string, table: string, n: number): Promise<void> {
   const db = await sqliteConnection(path);
-  const rows = 400; // 2 parameters a row: well under SQLite's limit of parameters a statement
+  const rows = 400; // at most 3 parameters a row: well under SQLite's limit of parameters a statement
   try {
     await db.query("BEGIN");
     for (let start = 1; start <= n; start += rows) {
@@ -138,11 +138,12 @@ async function fillSqlite(path: string, table: string, n: number): Promise<void>
       for (let id = start; id <= end; id++) {
         const pet = benchPet(id);
         values.push(`pets:${id}`, stored(pet));
-        index.push(id, pet.status);
+        index.push(id, pet.status, JSON.stringify(pet)); // the pet's served text, as a create writes it
       }
-      const marks = Array.from({ length: end - start + 1 }, () => "(?, ?)").join(", ");
-      await db.query(`INSERT INTO ${table}_values (key, value) VALUES ${marks}`, values);
-      await db.query(`INSERT INTO ${table}_index (id, status) VALUES ${marks}`, index);
+      const marks = (n: number) => `(${Array.from({ length: n }, () => "?").join(", ")})`;
+      const rowsOf = (n: number) => Array.from({ length: end - start + 1 }, () => marks(n)).join(", ");
+      await db.query(`INSERT INTO ${table}_values (key, value) VALUES ${rowsOf(2)}`, values);
+      await db.query(`INSERT INTO ${table}_index (id, status, pet) VALUES ${rowsOf(3)}`, index);
     }
     await db.query(`UPDATE ${table}_seq SET value = ? WHERE id = 1`, [n]);
     await db.query("COMMIT");

@@ -8,6 +8,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
+import { openBench } from "../../bench/backends.ts";
+import { sqliteConnection } from "../../bench/drivers.ts";
+import { benchPet, fill } from "../../bench/fill.ts";
 import { alternating, median, spread } from "../../bench/measure.ts";
 import { markdownTable, type Row, row, summaryTable, unavailable } from "../../bench/report.ts";
 import { ROOT, startProgram } from "../support/program.ts";
@@ -180,6 +183,37 @@ test("bench: --readme with --quick or scenario ids is refused before anything ru
     assert.not.match(run.stderr, /bench: M1/, "nothing was measured");
   }
   assert.is(readFileSync(join(ROOT, "README.md"), "utf8"), readme);
+});
+
+test("bench: the SQLite fill writes the very rows create() writes (values, index entries with their served texts, sequence)", async () => {
+  const rowsOf = async (path: string, table: string) => {
+    const db = await sqliteConnection(path);
+    try {
+      return {
+        values: await db.query(`SELECT key, value FROM ${table}_values ORDER BY key`),
+        index: await db.query(`SELECT id, status, pet FROM ${table}_index ORDER BY id`),
+        sequence: await db.query(`SELECT value FROM ${table}_seq`),
+      };
+    } finally {
+      await db.close();
+    }
+  };
+  const filled = await openBench("sqlite", "fill");
+  const created = await openBench("sqlite", "made");
+  try {
+    await fill(filled, 3);
+    for (let id = 1; id <= 3; id++) {
+      const { name, categoryId, status } = benchPet(id);
+      await created.storage.create({ name, categoryId, status });
+    }
+    const location = (b: typeof filled) => b.location as { path: string; table: string };
+    const made = await rowsOf(location(created).path, location(created).table);
+    assert.is(made.index.length, 3);
+    assert.equal(await rowsOf(location(filled).path, location(filled).table), made);
+  } finally {
+    await filled.drop();
+    await created.drop();
+  }
 });
 
 test.run();
