@@ -40,13 +40,12 @@ async function compileReads(db: Database, table: string, prepared: Prepared[]): 
     prepared.push(statement);
     return statement;
   };
-  // A page is one range read of the index, each pet's served text beside its id; Keyv's value is
-  // read only for a pet whose text is NULL (stale or never written: sqlite-pet-texts.ts).
-  const valueOfNull = `CASE WHEN i.pet IS NULL THEN (SELECT v.value FROM ${table}_values v WHERE v.key = 'pets:' || i.id) END AS value`;
+  // A page is one range read of the index, one column a row (each column costs the driver a
+  // conversion a row): the pet's served text, or for a text that is NULL (stale, or never
+  // written: sqlite-pet-texts.ts) `[id, Keyv's value]`, the value read by its key.
+  const petOrValue = `CASE WHEN i.pet IS NOT NULL THEN i.pet ELSE json_array(i.id, (SELECT v.value FROM ${table}_values v WHERE v.key = 'pets:' || i.id)) END AS pet`;
   const compilePage = (where: string) =>
-    compile(
-      `SELECT i.id AS id, i.pet AS pet, ${valueOfNull} FROM ${table}_index i WHERE ${where} ORDER BY i.id LIMIT ?`,
-    );
+    compile(`SELECT ${petOrValue} FROM ${table}_index i WHERE ${where} ORDER BY i.id LIMIT ?`);
   return {
     // An unexpired key record and its pet's value, read together (one snapshot, one call).
     findLivePet: await compile(
@@ -54,7 +53,7 @@ async function compileReads(db: Database, table: string, prepared: Prepared[]): 
     ),
     page: await compilePage("i.id > ?"),
     statusPage: await compilePage("i.status = ? AND i.id > ?"),
-    indexedPet: await compile(`SELECT i.pet AS pet, ${valueOfNull} FROM ${table}_index i WHERE i.id = ?`),
+    indexedPet: await compile(`SELECT ${petOrValue} FROM ${table}_index i WHERE i.id = ?`),
     petValue: await compile(`SELECT value FROM ${table}_values WHERE key = ?`),
   };
 }

@@ -28,7 +28,7 @@ import {
 import { addPetTexts, fillPetTexts } from "./sqlite-pet-texts.ts";
 import { openReads, type SqliteReads } from "./sqlite-reads.ts";
 import { makeWriteQueue, makeWriter } from "./sqlite-writes.ts";
-import { indexedId, petValues, servedPet, storageClosed, storedPet } from "./values.ts";
+import { indexedId, petValues, servedPet, servedPetOf, storageClosed, storedPet } from "./values.ts";
 
 type KeyvSqliteDriver = typeof import("@keyv/sqlite");
 
@@ -137,6 +137,17 @@ export async function sqliteStorage(options: SqliteStorageOptions): Promise<PetS
   const statements = (reads as SqliteReads).statements;
   const { createOnceOrReplay } = makeWriter(own, table, compiledWrites, values, queue, statements.petValue);
   const { serialise } = queue;
+  /**
+   * The pet of an index row as the reads give it (sqlite-reads.ts): its served text, or
+   * `[id, Keyv's value]` when the text is NULL. `id`: the one asked for, checked against the row's.
+   */
+  const readPet = (raw: unknown, id?: number): Pet => {
+    if (typeof raw === "string" && raw.startsWith("{")) {
+      return id === undefined ? servedPetOf(raw, "sqlite") : servedPet(id, raw, "sqlite");
+    }
+    const [indexed, value] = JSON.parse(String(raw)) as [unknown, unknown];
+    return storedPet(id ?? indexedId(indexed, "sqlite"), value, values, "sqlite");
+  };
 
   return {
     kind: "sqlite",
@@ -161,10 +172,7 @@ export async function sqliteStorage(options: SqliteStorageOptions): Promise<PetS
     async get(id: number): Promise<Pet | undefined> {
       ensureOpen();
       const [row] = await statements.indexedPet.all([id]);
-      if (row === undefined) return undefined;
-      return typeof row.pet === "string"
-        ? servedPet(id, row.pet, "sqlite")
-        : storedPet(id, row.value, values, "sqlite");
+      return row === undefined ? undefined : readPet(row.pet, id);
     },
     async list({ status, after, limit }: ListPage): Promise<Pet[]> {
       ensureOpen();
@@ -172,12 +180,7 @@ export async function sqliteStorage(options: SqliteStorageOptions): Promise<PetS
         ? statements.page.all([after, limit])
         : statements.statusPage.all([status, after, limit]));
       const pets: Pet[] = new Array(rows.length);
-      for (let i = 0; i < rows.length; i++) {
-        const row = rows[i] as Row;
-        const id = indexedId(row.id, "sqlite");
-        pets[i] =
-          typeof row.pet === "string" ? servedPet(id, row.pet, "sqlite") : storedPet(id, row.value, values, "sqlite");
-      }
+      for (let i = 0; i < rows.length; i++) pets[i] = readPet((rows[i] as Row).pet);
       return pets;
     },
     async ping() {

@@ -171,6 +171,14 @@ export function servedPet(id: number, text: string, kind: string): Pet {
   return toPet(value, id, kind);
 }
 
+/** The pet whose served text (see PET_TEXT) a backend read, its id read from the text itself. */
+export function servedPetOf(text: string, kind: string): Pet {
+  const comma = text.indexOf(",");
+  const id = text.startsWith('{"id":') && comma > 6 ? Number(text.slice(6, comma)) : Number.NaN;
+  if (!Number.isSafeInteger(id) || id < 1) throw invalid(kind, "a served text that names no valid pet id");
+  return servedPet(id, text, kind);
+}
+
 /** A pet's served text (see PET_TEXT) around its id, which the create takes: `head + id + tail`. */
 export function petTextAround(data: Omit<Pet, "id">): [string, string] {
   const rest = JSON.stringify({ name: data.name, categoryId: data.categoryId, status: data.status });
