@@ -6,19 +6,15 @@
  * "Try it out" → "Execute" answer 200 on listPets and 201 on createPet. Without chromium the
  * browser test is skipped loudly, except under CI=true, where it fails.
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { chromium } from "playwright-core";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
+import { chromiumOrSkip, launchChromium } from "../support/chromium.ts";
 import { type Child, spawnServer, startedUrl } from "../support/server-child.ts";
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 const KEY = "docs-browser-key-5f2b8c";
-const CI = process.env.CI === "true";
-const hasChromium = existsSync(CHROMIUM);
 
 let child: Child | undefined;
 let base: URL;
@@ -84,32 +80,10 @@ test("docs: {base}/openapi.json is served by the standalone server without a key
 const browserRule =
   "docs in headless Chromium: the page shows the three operations (and the CORS preflights), Pets as array<Pet> and this server in the selector; 'Try it out' with a key answers 200 on listPets and 201 on createPet";
 
-if (!hasChromium && !CI) {
-  console.log(
-    `\nSKIPPED: ${browserRule} — no Chromium at ${CHROMIUM} (apt-get install -y chromium; CI=true makes this fail)\n`,
-  );
-  test.skip(browserRule);
-} else {
+if (chromiumOrSkip(browserRule)) {
   test(browserRule, async () => {
-    assert.ok(hasChromium, `Chromium is required under CI=true (missing ${CHROMIUM}: apt-get install -y chromium)`);
-    const profile = mkdtempSync(join(tmpdir(), "petstore-docs-chromium-"));
-    const context = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      headless: true,
-      timeout: 30_000,
-      args: [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-      ],
-    });
+    const { context, close } = await launchChromium();
     try {
-      context.setDefaultTimeout(15_000);
       const page = await context.newPage();
       const requested: { url: string; authorization: string | undefined }[] = [];
       page.on("request", (r) => requested.push({ url: r.url(), authorization: r.headers().authorization }));
@@ -170,10 +144,11 @@ if (!hasChromium && !CI) {
       // No CDN: every file the page needed came from the server itself.
       for (const r of requested) assert.is(new URL(r.url).origin, base.origin, r.url);
     } finally {
-      await context.close();
-      rmSync(profile, { recursive: true, force: true });
+      await close();
     }
   });
+} else {
+  test.skip(browserRule);
 }
 
 test.run();

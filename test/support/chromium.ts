@@ -1,6 +1,6 @@
 /**
  * Headless Chromium for the browser suites: Debian's `chromium` driven by playwright-core (no
- * browser download), launched as test/server/docs-browser.test.ts does. Without it a suite is
+ * browser download), launched the same way for every suite (the docs page included). Without it a suite is
  * skipped with a loud SKIPPED line, except under CI=true, where the missing browser fails it.
  */
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
