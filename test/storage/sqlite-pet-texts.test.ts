@@ -51,6 +51,14 @@ async function query(path: string, sql: string, params: unknown[] = []): Promise
   }
 }
 
+/** Makes the file as 1.1 left it: no served texts, no triggers. */
+async function dropPetTexts(path: string): Promise<void> {
+  for (const trigger of await query(path, "SELECT name FROM sqlite_master WHERE type = 'trigger'")) {
+    await query(path, `DROP TRIGGER ${String(trigger.name)}`);
+  }
+  await query(path, "ALTER TABLE petstore_index DROP COLUMN pet");
+}
+
 const texts = (path: string) => query(path, "SELECT id, pet FROM petstore_index ORDER BY id");
 const keyvOn = (path: string) =>
   new Keyv({ store: new KeyvSqlite({ uri: `sqlite://${path}`, table: "petstore_values" }), namespace: "pets" });
@@ -104,11 +112,7 @@ s("a file whose index has no served texts (1.0, 1.1) gains the column on open, f
   const pets: Pet[] = [];
   for (const name of ["a", "b ✓", 'c "q"']) pets.push(await first.create({ name, categoryId: 3, status: "pending" }));
   await first.close();
-  // As 1.1 left it: no column, no triggers.
-  for (const trigger of await query(path, "SELECT name FROM sqlite_master WHERE type = 'trigger'")) {
-    await query(path, `DROP TRIGGER ${String(trigger.name)}`);
-  }
-  await query(path, "ALTER TABLE petstore_index DROP COLUMN pet");
+  await dropPetTexts(path); // as 1.1 left it
   // A value with an expiry to come keeps no served text: Keyv, not the copy, decides when it is gone.
   const later = Date.now() + 3_600_000;
   await query(path, "UPDATE petstore_values SET value = ? WHERE key = 'pets:3'", [
@@ -128,15 +132,35 @@ s("a file whose index has no served texts (1.0, 1.1) gains the column on open, f
   );
 });
 
+s("a file of more pets than one fill batch (500) without the column has every text filled on open", async () => {
+  const path = newPath();
+  await (await open(path)).close();
+  await dropPetTexts(path);
+  const n = 1201;
+  const count = `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ${n})`;
+  await query(
+    path,
+    `${count} INSERT INTO petstore_values (key, value) SELECT 'pets:' || i, '{"value":{"id":' || i || ',"name":"p' || i || '","categoryId":1,"status":"sold"}}' FROM n`,
+  );
+  await query(path, `${count} INSERT INTO petstore_index (id, status) SELECT i, 'sold' FROM n`);
+  const storage = await open(path);
+  const filled = await texts(path);
+  assert.is(filled.length, n);
+  for (const [i, row] of filled.entries()) {
+    assert.is(row.pet, JSON.stringify({ id: i + 1, name: `p${i + 1}`, categoryId: 1, status: "sold" }));
+  }
+  assert.equal(
+    (await storage.list({ after: 1199, limit: 10 })).map((p) => p.name),
+    ["p1200", "p1201"],
+  );
+});
+
 s("two stores opening a file without the column together both open, and the column is added once", async () => {
   const path = newPath();
   const first = await open(path);
   await first.create({ name: "old", categoryId: 1, status: "sold" });
   await first.close();
-  for (const trigger of await query(path, "SELECT name FROM sqlite_master WHERE type = 'trigger'")) {
-    await query(path, `DROP TRIGGER ${String(trigger.name)}`);
-  }
-  await query(path, "ALTER TABLE petstore_index DROP COLUMN pet");
+  await dropPetTexts(path);
   const [a, b] = await Promise.all([open(path), open(path)]);
   const columns = await query(path, "PRAGMA table_info(petstore_index)");
   assert.equal(
