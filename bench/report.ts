@@ -128,8 +128,41 @@ const LABELS: Record<string, string> = {
 
 const WORST: readonly Verdict[] = ["error", "miss", "skipped", "pass", "info"];
 
+/** One row over several full runs in a row: the range of its judged value and how many runs met the target. */
+export interface Spread {
+  id: string;
+  scenario: string;
+  runs: number;
+  low: number;
+  high: number;
+  /** Runs whose verdict was "pass". */
+  held: number;
+}
+
+/** The value a row is judged on (its ratio, or our number), or null. */
+function judgedValue(r: Row): number | null {
+  const onRatio = r.target?.on === "ratio" || (r.target === null && r.ratio !== null);
+  const value = onRatio ? r.ratio : r.ours;
+  return value !== null && Number.isFinite(value) ? value : null;
+}
+
+/** Each row of the last run over `runs` (the last one included, in order): its range and how often it held. */
+export function spreadOf(runs: readonly Results[]): Spread[] {
+  const last = runs[runs.length - 1];
+  if (last === undefined) return [];
+  return last.rows.flatMap((r) => {
+    const same = runs.map((run) => run.rows.find((o) => o.id === r.id && o.scenario === r.scenario));
+    const values = same.map((o) => (o === undefined ? null : judgedValue(o))).filter((v): v is number => v !== null);
+    if (values.length === 0) return [];
+    const held = same.filter((o) => o?.verdict === "pass").length;
+    return [
+      { id: r.id, scenario: r.scenario, runs: runs.length, low: Math.min(...values), high: Math.max(...values), held },
+    ];
+  });
+}
+
 /** One id's rows in a cell: the value (or range of values) judged, its target, the worst verdict. */
-function summaryCell(rows: readonly Row[]): string {
+function summaryCell(rows: readonly Row[], spread: readonly Spread[] = []): string {
   const judged = rows.filter((r) => r.target !== null);
   const verdict = WORST.find((v) => rows.some((r) => r.verdict === v)) ?? "info";
   const shown = judged.length > 0 ? judged : rows.slice(0, 1);
@@ -145,20 +178,27 @@ function summaryCell(rows: readonly Row[]): string {
   const value = low === high ? format(low) : `${format(low)}–${format(high)}`;
   const unit = onRatio ? "" : ` ${first.unit}`;
   const target = first.target === null ? "" : ` (${formatTarget(first.target, first.unit).replace(/^ratio /, "")})`;
-  return `${value}${unit}${target} ${verdict}`;
+  const over = spread.filter((o) => shown.some((r) => r.id === o.id && r.scenario === o.scenario));
+  if (over.length === 0) return `${value}${unit}${target} ${verdict}`;
+  const runs = Math.max(...over.map((o) => o.runs));
+  const lowest = format(Math.min(...over.map((o) => o.low)));
+  const highest = format(Math.max(...over.map((o) => o.high)));
+  const range = lowest === highest ? lowest : `${lowest}–${highest}`;
+  const held = first.target === null ? "" : `, held ${Math.min(...over.map((o) => o.held))}`;
+  return `${value}${unit}${target} ${verdict}; ${runs} runs ${range}${held}`;
 }
 
 /**
  * The README's summary: one cell an id (the range of its rows' values, the target, the worst
  * verdict), three ids a line. The full table goes to docs/performance.md.
  */
-export function summaryTable(rows: readonly Row[]): string {
+export function summaryTable(rows: readonly Row[], spread: readonly Spread[] = []): string {
   const ids: string[] = [];
   for (const r of rows) if (!ids.includes(r.id)) ids.push(r.id);
   const cells = ids.map((id) => {
     const mine = rows.filter((r) => r.id === id);
     const label = LABELS[id] ?? (mine[0] as Row).scenario.split(",")[0];
-    return `**${id}** ${label} | ${summaryCell(mine)}`;
+    return `**${id}** ${label} | ${summaryCell(mine, spread)}`;
   });
   const lines = ["| row | result | row | result | row | result |", "|---|---|---|---|---|---|"];
   for (let i = 0; i < cells.length; i += 3) {
@@ -187,6 +227,8 @@ export interface Results {
   seconds: number;
   machine: Machine;
   rows: Row[];
+  /** Each row over this run and the full runs just before it (bench/spread.ts adds it). */
+  spread?: Spread[];
 }
 
 function measured({ date, seconds, machine: m }: Results): string {
@@ -199,7 +241,7 @@ function measured({ date, seconds, machine: m }: Results): string {
 /** What stands between the README's bench:results markers (the start marker included, not the end one). */
 export function readmeBlock(results: Results): string {
   return (
-    `<!-- bench:results:start -->\n${summaryTable(results.rows)}\n\n${measured(results)} ` +
+    `<!-- bench:results:start -->\n${summaryTable(results.rows, results.spread)}\n\n${measured(results)} ` +
     "Every row: [docs/performance.md](docs/performance.md).\n"
   );
 }
@@ -210,6 +252,24 @@ export function performancePage(results: Results): string {
     "# Performance: every row of the last full bench run\n\n" +
     "Written by `npm run bench -- --readme` (the README shows a summary of it). Each ratio is ours against a " +
     "baseline measured in the same run, alternating; the note says how. What each row measures: " +
-    `[bench/README.md](../bench/README.md).\n\n${markdownTable(results.rows)}\n\n${measured(results)}\n`
+    `[bench/README.md](../bench/README.md).\n\n${markdownTable(results.rows)}\n\n${measured(results)}\n` +
+    spreadSection(results.spread)
   );
+}
+
+/** docs/performance.md's table of each row over the runs in a row, when the run has them. */
+function spreadSection(spread: readonly Spread[] | undefined): string {
+  if (spread === undefined || spread.length === 0) return "";
+  const runs = Math.max(...spread.map((o) => o.runs));
+  const lines = [
+    `\n## Over ${runs} full runs in a row\n`,
+    `This run and the ${runs - 1} before it, on the same machine and code: the lowest and highest value judged, and in how many runs the row met its target.\n`,
+    "| id | scenario | low | high | met its target |",
+    "|---|---|--:|--:|---|",
+    ...spread.map((o) => {
+      const format = (n: number) => (Math.abs(n) < 10 ? n.toFixed(2) : formatNumber(n));
+      return `| ${o.id} | ${o.scenario.replace(/\|/g, "\\|")} | ${format(o.low)} | ${format(o.high)} | ${o.held} of ${o.runs} |`;
+    }),
+  ];
+  return `${lines.join("\n")}\n`;
 }

@@ -12,19 +12,11 @@
 import { execSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { availableParallelism, cpus, totalmem } from "node:os";
-import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { BACKENDS } from "./backends.ts";
 import { type StartOptions, start, stop, waitFor } from "./child.ts";
-import {
-  markdownTable,
-  performancePage,
-  type Results,
-  type Row,
-  readmeBlock,
-  type Target,
-  unavailable,
-} from "./report.ts";
+import { writeReadme } from "./readme.ts";
+import { markdownTable, type Results, type Row, type Target, unavailable } from "./report.ts";
 
 interface Job {
   id: string;
@@ -241,20 +233,6 @@ function machine() {
   };
 }
 
-/** Puts the run's summary between the README's bench:results markers, and every row in docs/performance.md. */
-function updateReadme(results: Results): void {
-  const path = join(process.cwd(), "README.md");
-  const readme = readFileSync(path, "utf8");
-  const from = readme.indexOf("<!-- bench:results:start -->");
-  const to = readme.indexOf("<!-- bench:results:end -->");
-  if (from === -1 || to < from) throw new Error("README.md has no bench:results:start … bench:results:end markers");
-  writeFileSync(path, readme.slice(0, from) + readmeBlock(results) + readme.slice(to));
-  console.log(`updated ${path}`);
-  const page = join(process.cwd(), "docs", "performance.md");
-  writeFileSync(page, performancePage(results));
-  console.log(`wrote ${page}`);
-}
-
 // The servers under test run from compiled dist/, as `npm start` does: build it first.
 execSync("npx tsc -p tsconfig.build.json", { stdio: "inherit" });
 
@@ -293,5 +271,5 @@ if (OUT !== undefined) {
   writeFileSync(path, `${JSON.stringify(results, null, 2)}\n`);
   console.log(`wrote ${path}`);
 }
-if (README) updateReadme(results);
+if (README) writeReadme(results, process.cwd());
 process.exitCode = count("error") > 0 || (STRICT && count("miss") > 0) ? 1 : 0;

@@ -12,7 +12,16 @@ import { openBench } from "../../bench/backends.ts";
 import { sqliteConnection } from "../../bench/drivers.ts";
 import { benchPet, fill } from "../../bench/fill.ts";
 import { alternating, median, spread } from "../../bench/measure.ts";
-import { markdownTable, type Row, row, summaryTable, unavailable } from "../../bench/report.ts";
+import {
+  markdownTable,
+  performancePage,
+  type Results,
+  type Row,
+  row,
+  spreadOf,
+  summaryTable,
+  unavailable,
+} from "../../bench/report.ts";
 import { ROOT, startProgram } from "../support/program.ts";
 
 test("bench: alternating() runs the pairs A B, B A, A B, … and hands back each side's results in round order", async () => {
@@ -119,6 +128,39 @@ test("summaryTable: one cell an id, three a line: the range of its judged values
     "| **H1** page, standalone server | 0.90 (≥ 0.85) pass | **B4** create, Redis/Postgres/SQLite | 0.70–0.95 (≥ 0.8) miss | **S2** creates in process | 500,000 ops/s (≥ 100,000 ops/s) pass |",
   );
   assert.is(lines[3], "| **Z9** something new | 3.00 ms info |  |  |  |  |");
+});
+
+test("spreadOf: each row of the last run over the runs in a row (its range, how many held); the summary and the page show it", () => {
+  const ratio = (value: number) => ({ on: "ratio", op: ">=", value }) as const;
+  const run = (h1: number, redis: number, sqlite: number): Results => ({
+    date: "2026-11-27T08:00:00.000Z",
+    quick: false,
+    seconds: 700,
+    machine: { nproc: 2, cpu: "EPYC", memoryGiB: 24, node: "v24.21.0", platform: "linux x64" },
+    rows: [
+      row({ id: "H1", scenario: "GET", ours: h1, baseline: 100, unit: "req/s", target: ratio(0.85) }),
+      row({ id: "B4", scenario: "POST, redis", ours: redis, baseline: 100, unit: "req/s", target: ratio(0.8) }),
+      row({ id: "B4", scenario: "POST, sqlite", ours: sqlite, baseline: 100, unit: "req/s", target: ratio(0.8) }),
+    ],
+  });
+  const runs = [run(90, 95, 85), run(84, 99, 90), run(91, 97, 120)];
+  const spread = spreadOf(runs);
+  assert.equal(
+    spread.map((o) => [o.id, o.scenario, o.runs, o.low, o.high, o.held]),
+    [
+      ["H1", "GET", 3, 0.84, 0.91, 2],
+      ["B4", "POST, redis", 3, 0.95, 0.99, 3],
+      ["B4", "POST, sqlite", 3, 0.85, 1.2, 3],
+    ],
+  );
+  const [, , line] = summaryTable((runs[2] as Results).rows, spread).split("\n");
+  assert.is(
+    line,
+    "| **H1** page, standalone server | 0.91 (≥ 0.85) pass; 3 runs 0.84–0.91, held 2 | **B4** create, Redis/Postgres/SQLite | 0.97–1.20 (≥ 0.8) pass; 3 runs 0.85–1.20, held 3 |  |  |",
+  );
+  const page = performancePage({ ...(runs[2] as Results), spread });
+  assert.match(page, "## Over 3 full runs in a row");
+  assert.match(page, "| H1 | GET | 0.84 | 0.91 | 2 of 3 |");
 });
 
 /** Runs bench/run.ts with these arguments, as `npm run bench -- …` does, to its end. */
