@@ -8,7 +8,7 @@
  */
 import type Keyv from "keyv";
 import { type Database, exec, queryAll } from "./sqlite-connection.ts";
-import { storedPet } from "./values.ts";
+import { petTextAround, storedPet } from "./values.ts";
 
 /** Rows filled per transaction when a file gains the column: short write locks for other processes. */
 const FILL_BATCH = 500;
@@ -54,11 +54,6 @@ export async function addPetTexts(db: Database, table: string): Promise<boolean>
   return added;
 }
 
-/** A pet's served text: the contract's JSON of the pet, its keys in the contract's order. */
-function petText(pet: { id: number; name: string; categoryId: number; status: string }): string {
-  return JSON.stringify({ id: pet.id, name: pet.name, categoryId: pet.categoryId, status: pet.status });
-}
-
 /** Whether a stored Keyv text carries an expiry time (none of the store's own creates does). */
 function expiresSomeDay(raw: unknown): boolean {
   if (typeof raw !== "string" || !raw.includes('"expires"')) return false;
@@ -91,7 +86,8 @@ export async function fillPetTexts(db: Database, table: string, values: Keyv<unk
         after = id;
         if (expiresSomeDay(row.value)) continue; // Keyv would stop reading it one day: the value decides
         try {
-          filled.push(id, petText(storedPet(id, row.value, values, "sqlite")));
+          const [head, tail] = petTextAround(storedPet(id, row.value, values, "sqlite"));
+          filled.push(id, head + id + tail); // as a create writes it
         } catch {
           // not a pet: no text, and reads report the value as they always did
         }

@@ -118,22 +118,28 @@ const checked: (CheckedText | undefined)[] = new Array<CheckedText | undefined>(
  */
 export function storedPet(id: number, raw: unknown, values: Keyv<unknown>, kind: string): Pet {
   if (typeof raw === "string") {
-    const slot = id & (CHECKED_SLOTS - 1);
-    let hit = checked[slot];
-    if (hit === undefined || hit.id !== id || hit.raw !== raw) {
-      hit = undefined;
-      const match = CANONICAL.exec(raw);
-      if (match !== null) {
-        const categoryId = Number(match[3]);
-        if (Number(match[1]) === id && categoryId <= MAX_ID) {
-          hit = { id, raw, name: match[2] as string, categoryId, status: match[4] as PetStatus };
-          checked[slot] = hit;
-        }
-      }
-    }
+    const hit = checkedText(id, raw, CANONICAL);
     if (hit !== undefined) return { id, name: hit.name, categoryId: hit.categoryId, status: hit.status };
   }
   return toPet(decodedValue(raw, values), id, kind);
+}
+
+/**
+ * The fields of `raw`, the stored text of pet `id`, when `pattern` (id, name, categoryId, status)
+ * reads them and they are a valid pet's: from the cache when the very same text was seen last in
+ * the id's slot, else by the pattern (and then kept). Undefined when the pattern does not read it.
+ */
+function checkedText(id: number, raw: string, pattern: RegExp): CheckedText | undefined {
+  const slot = id & (CHECKED_SLOTS - 1);
+  const hit = checked[slot];
+  if (hit !== undefined && hit.id === id && hit.raw === raw) return hit;
+  const match = pattern.exec(raw);
+  if (match === null) return undefined;
+  const categoryId = Number(match[3]);
+  if (Number(match[1]) !== id || categoryId > MAX_ID) return undefined;
+  const fields = { id, raw, name: match[2] as string, categoryId, status: match[4] as PetStatus };
+  checked[slot] = fields;
+  return fields;
 }
 
 /**
@@ -148,20 +154,8 @@ const PET_TEXT =
 
 /** The pet whose served text (see PET_TEXT) a backend read beside its index entry, checked as `toPet` checks it. */
 export function servedPet(id: number, text: string, kind: string): Pet {
-  const slot = id & (CHECKED_SLOTS - 1);
-  const hit = checked[slot];
-  if (hit !== undefined && hit.id === id && hit.raw === text) {
-    return { id, name: hit.name, categoryId: hit.categoryId, status: hit.status };
-  }
-  const match = PET_TEXT.exec(text);
-  if (match !== null) {
-    const categoryId = Number(match[3]);
-    if (Number(match[1]) === id && categoryId <= MAX_ID) {
-      const fields = { id, raw: text, name: match[2] as string, categoryId, status: match[4] as PetStatus };
-      checked[slot] = fields;
-      return { id, name: fields.name, categoryId, status: fields.status };
-    }
-  }
+  const hit = checkedText(id, text, PET_TEXT);
+  if (hit !== undefined) return { id, name: hit.name, categoryId: hit.categoryId, status: hit.status };
   let value: unknown;
   try {
     value = JSON.parse(text);
