@@ -13,6 +13,7 @@ import type { AdapterStore, PetStoreRequest } from "../../lib/index.ts";
 import { createPetStore } from "../../lib/index.ts";
 import { createTestStore } from "../../testing/index.ts";
 import { CORS_ORIGIN } from "../support/conformance-origin.ts";
+import { runEachCase } from "../support/run-cases.ts";
 
 const KEY = "msw-key";
 const AUTH = { authorization: `Bearer ${KEY}` };
@@ -42,14 +43,7 @@ test(`msw in Node: every published conformance case (${cases.length}) passes thr
       );
     },
   };
-  for (const c of cases) {
-    try {
-      await c.run(target);
-    } catch (error) {
-      (error as Error).message = `${c.name}: ${(error as Error).message}`;
-      throw error;
-    }
-  }
+  await runEachCase(cases, target);
 });
 
 test("msw: baseUrl may be absolute, end with a slash, or be a path (any origin in Node); the base path itself is the store's (404)", async () => {

@@ -11,6 +11,7 @@ import * as assert from "uvu/assert";
 import type { SocketTarget } from "../../conformance/index.ts";
 import { conformanceCases } from "../../conformance/index.ts";
 import { CORS_ORIGIN } from "../support/conformance-origin.ts";
+import { runEachCase } from "../support/run-cases.ts";
 import type { Runtime } from "../support/runtimes.ts";
 import { runtimeAvailable, startChild } from "../support/runtimes.ts";
 import { bundleWorker, COMPATIBILITY } from "../support/worker.ts";
@@ -42,14 +43,7 @@ for (const runtime of ["bun", "deno"] as Runtime[]) {
         },
       };
       try {
-        for (const c of cases) {
-          try {
-            await c.run(target);
-          } catch (error) {
-            (error as Error).message = `${c.name}: ${(error as Error).message}`;
-            throw error;
-          }
-        }
+        await runEachCase(cases, target);
         assert.is(child.stderr(), "", "nothing on stderr");
       } finally {
         await child.stop();
