@@ -12,21 +12,40 @@ import type { Exchange, Handler } from "./exchange.ts";
 import type { PetStoreResponse } from "./http.ts";
 import type { CheckedKey } from "./idempotency.ts";
 import { parseIdempotencyKey, scopeOf } from "./idempotency.ts";
+import type { JsonText } from "./json.ts";
 import { flat } from "./json.ts";
 import type { CreatedPet, PetPage } from "./operations.ts";
 import { listQuery } from "./query.ts";
 
-/** GET/HEAD {base}/pets: a page, with `Link: rel="next"` when more follow. */
+/**
+ * GET/HEAD {base}/pets: a page, with `Link: rel="next"` when more follow. Over in-process storage,
+ * the same query asked again before any write (a polled page) gets the last answer's text again
+ * without reading the storage: nothing it was made from can have changed.
+ */
 export function listPetsResponse(handler: Handler, exchange: Exchange, rawQuery: string): Awaitable<PetStoreResponse> {
-  const query = listQuery(rawQuery);
-  if (isRefusal(query)) return exchange.error(query);
-  const page = handler.ops.listPets(query);
-  return isPromise(page) ? page.then((p) => pageResponse(handler, exchange, p)) : pageResponse(handler, exchange, page);
+  const writes = handler.writeCount?.();
+  let kept = handler.lastPage;
+  if (writes === undefined || kept.writes !== writes || kept.query !== rawQuery) {
+    const query = listQuery(rawQuery);
+    if (isRefusal(query)) return exchange.error(query);
+    const page = handler.ops.listPets(query);
+    if (isPromise(page)) return page.then((p) => pageResponse(handler, exchange, p));
+    kept = { query: rawQuery, writes: writes ?? -1, ...pageAnswer(handler, page) };
+    // Kept only over storage that counts its writes, and read in this very tick.
+    if (writes !== undefined) handler.lastPage = kept;
+  }
+  return exchange.json(200, kept.json, kept.headers);
 }
 
 function pageResponse(handler: Handler, exchange: Exchange, page: PetPage): PetStoreResponse {
+  const { json, headers } = pageAnswer(handler, page);
+  return exchange.json(200, json, headers);
+}
+
+/** A page's body, and its `Link` header when a next page follows. */
+function pageAnswer(handler: Handler, page: PetPage): { json: JsonText; headers: Record<string, string> | undefined } {
   const cursor = page.nextCursor;
-  if (cursor === undefined) return exchange.json(200, handler.json.many(page.pets));
+  if (cursor === undefined) return { json: handler.json.many(page.pets), headers: undefined };
   let last = handler.lastLink;
   // The polled first page has the same next page each time: its header is written once.
   if (last.cursor !== cursor || last.limit !== page.limit || last.status !== page.status) {
@@ -35,7 +54,7 @@ function pageResponse(handler: Handler, exchange: Exchange, page: PetPage): PetS
     const link = flat(`<${handler.collectionPath}?limit=${page.limit}${status}&cursor=${cursor}>; rel="next"`);
     last = handler.lastLink = { limit: page.limit, status: page.status, cursor, headers: Object.freeze({ link }) };
   }
-  return exchange.json(200, handler.json.many(page.pets), last.headers);
+  return { json: handler.json.many(page.pets), headers: last.headers };
 }
 
 /** GET/HEAD {base}/pets/{petId}: the pet, with the route's deprecation headers. */

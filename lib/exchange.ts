@@ -25,6 +25,8 @@ export interface HandlerOptions {
   observe?: ((observation: RequestObservation) => void) | undefined;
   /** The CORS policy, when browser pages of other origins may call the API. */
   cors?: Cors | undefined;
+  /** The storage's count of writes, when it is in-process and keeps one (./storage/write-count.ts). */
+  writeCount?: (() => number) | undefined;
 }
 
 /** What every step reads: the options and what is derived from them once. */
@@ -40,6 +42,8 @@ export interface Handler extends HandlerOptions {
   publicRoutes: Readonly<Record<string, () => JsonText>>;
   /** The last `Link: rel="next"` header written, by its page's limit, status and next cursor. */
   lastLink: { limit: number; status: string | undefined; cursor: string; headers: Record<string, string> };
+  /** The last page answered, by its query string, and the storage's write count then. */
+  lastPage: { query: string; writes: number; json: JsonText; headers: Record<string, string> | undefined };
 }
 
 /** One request on its way through the steps: what they read of it, computed once, and its answers. */

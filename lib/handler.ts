@@ -201,6 +201,7 @@ export function createHandler(ops: CoreOperations, options: HandlerOptions) {
     },
     publicRoutes: options.publicRoutes ?? {},
     lastLink: { limit: 0, status: undefined, cursor: "", headers: {} },
+    lastPage: { query: "", writes: -1, json: { text: "[]", bytes: 2 }, headers: undefined },
   };
 
   const cors = options.cors;
@@ -209,7 +210,9 @@ export function createHandler(ops: CoreOperations, options: HandlerOptions) {
       const request = exchange.request;
       exchange.headers = lowerCaseHeaders(request.headers);
       exchange.requestId = requestIdOf(exchange.headers["x-request-id"]);
-      exchange.method = request.method.toUpperCase();
+      const method = request.method;
+      // Node's parser and fetch give upper case already: the usual methods skip the conversion.
+      exchange.method = method === "GET" || method === "POST" || method === "HEAD" ? method : method.toUpperCase();
       exchange.head = exchange.method === "HEAD";
       if (cors !== undefined) exchange.cors = cors.answerHeaders(exchange.headers.origin);
     } catch (error) {

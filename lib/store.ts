@@ -29,6 +29,7 @@ import { Breaker, checkBreaker } from "./storage/breaker.ts";
 import { guardStorage } from "./storage/guard.ts";
 import { memoryStorage } from "./storage/memory.ts";
 import type { PetStorage } from "./storage/port.ts";
+import { writeCountOf } from "./storage/write-count.ts";
 
 export interface PetStoreOptions {
   /** Where pets live. Default: `memoryStorage()`. */
@@ -227,6 +228,7 @@ export function createPetStore(options: PetStoreOptions): PetStore {
     onError: (error) => onError(error),
     observe,
     cors: cors === undefined ? undefined : createCors(cors),
+    writeCount: writeCountOf(storage),
     publicRoutes: {
       "openapi.json": openApiRoute({
         basePath,

@@ -7,7 +7,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { createServer } from "node:http";
 import { createNodeHandler } from "../adapters/node-http.ts";
 import type { Observer, PetStore, PetStoreRules } from "../lib/index.ts";
-import { createPetStore, openStorage } from "../lib/index.ts";
+import { createPetStore, isUnderBasePath, openStorage } from "../lib/index.ts";
 import type { ServerConfig } from "./config.ts";
 import { ConfigError } from "./config.ts";
 import { listen, listenProblem } from "./listen.ts";
@@ -103,6 +103,9 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
   }
 
   const api = createNodeHandler(store, { onResponse: responded });
+  // Under a base path of its own the API is asked first: none of the server's routes lies there.
+  const basePath = store.basePath;
+  const apiFirst = basePath !== "" && !/^\/(healthz|readyz|docs)(\/|$)/.test(basePath);
   const headersTimeout = config.headersTimeoutMs ?? 10_000;
   const server = createServer(
     {
@@ -113,7 +116,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
     (req, res) => {
       inFlight++;
       if (draining) res.shouldKeepAlive = false;
-      const own = serverRoute(pathOf(req));
+      const own = apiFirst && isUnderBasePath(req.url ?? "/", basePath) ? undefined : serverRoute(pathOf(req));
       if (own) void serveRoute(own, { store, draining }, req, res, responded);
       else api(req, res);
     },

@@ -8,6 +8,8 @@ import type { Pet, PetStatus } from "../schemas.ts";
 import { PET_STATUSES } from "../schemas.ts";
 import { MemoryKeys } from "./memory-keys.ts";
 import type { CreateOnceResult, IdempotencyRecord, ListPage, PetData, PetStorage } from "./port.ts";
+import type { CountsWrites } from "./write-count.ts";
+import { WRITE_COUNT } from "./write-count.ts";
 
 /** Expired idempotency records removed per write at most: a write never pays for a long quiet spell at once. */
 const SWEEP_BATCH = 64;
@@ -129,6 +131,8 @@ class PetTable {
   private statuses = new Uint8Array(1024); // 0: no pet; else 1 + the index in PET_STATUSES
   /** The highest id stored. */
   top = 0;
+  /** Every write and clear so far (WRITE_COUNT): an answer made since the last one is still true. */
+  writes = 0;
 
   private static index(key: string): number {
     const id = Number(key);
@@ -159,6 +163,7 @@ class PetTable {
   }
 
   private write(id: number, pet: Pet | undefined): void {
+    this.writes++;
     if (id >= this.statuses.length) {
       this.categoryIds = growColumn(this.categoryIds, id);
       this.statuses = growColumn(this.statuses, id);
@@ -193,6 +198,7 @@ class PetTable {
   }
 
   clear(): void {
+    this.writes++;
     this.names.length = 1;
     this.categoryIds = new Float64Array(1024);
     this.statuses = new Uint8Array(1024);
@@ -231,7 +237,7 @@ export function memoryStorage(options: MemoryStorageOptions = {}): PetStorage {
     return pet;
   }
 
-  return {
+  const storage: PetStorage & CountsWrites = {
     kind: "memory",
     inProcess: true,
     // One synchronous step, as createOnce: the value in Keyv's store (Keyv's format), then the index.
@@ -265,6 +271,7 @@ export function memoryStorage(options: MemoryStorageOptions = {}): PetStorage {
     list({ status, after, limit }: ListPage): Pet[] {
       return status === undefined ? table.page(after, limit) : byStatus[status].page(after, limit);
     },
+    [WRITE_COUNT]: () => table.writes,
     async ping() {},
     async close() {
       keys.clear();
@@ -278,4 +285,5 @@ export function memoryStorage(options: MemoryStorageOptions = {}): PetStorage {
       lastId = 0;
     },
   };
+  return storage;
 }

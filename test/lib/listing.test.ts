@@ -453,3 +453,40 @@ test("encodeCursor: the same id under each filter, asked in turn, gives each fil
 });
 
 test.run();
+
+test("handle GET /v1/pets over memory: a query asked again before any write is answered without reading the storage again", async () => {
+  const storage = memoryStorage();
+  const list = storage.list.bind(storage);
+  let reads = 0;
+  storage.list = (page) => {
+    reads++;
+    return list(page);
+  };
+  const store = makeStore({ storage });
+  await createMany(store, 3);
+  const first = await call(store, "GET", "/v1/pets", { query: "limit=2" });
+  const again = await call(store, "GET", "/v1/pets", { query: "limit=2" });
+  assert.is(reads, 1, "the second answer comes from the first one's text");
+  assert.is(again.body, first.body);
+  assert.is(again.headers.link, first.headers.link);
+  assert.is(again.headers["content-length"], first.headers["content-length"]);
+  assert.is.not(again.headers["x-request-id"], first.headers["x-request-id"], "each answer has its own request id");
+  const head = await call(store, "HEAD", "/v1/pets", { query: "limit=2" });
+  assert.is(head.body, "");
+  assert.is(head.headers["content-length"], first.headers["content-length"]);
+  // Another query string, a create, a clear: each is read again.
+  await call(store, "GET", "/v1/pets", { query: "limit=3" });
+  assert.is(reads, 2);
+  await call(store, "GET", "/v1/pets", { query: "limit=2" });
+  assert.is(reads, 3);
+  await store.createPet({ name: "new", categoryId: 1 });
+  assert.is((json(await call(store, "GET", "/v1/pets", { query: "limit=2" })) as Pet[]).length, 2);
+  assert.is(reads, 4, "a write in between: read again");
+  await storage.clear?.();
+  assert.equal(json(await call(store, "GET", "/v1/pets", { query: "limit=2" })), []);
+  assert.is(reads, 5, "a clear in between: read again");
+  // In process, listPets() always reads: its pets are the caller's own objects.
+  await store.listPets({ limit: 2 });
+  await store.listPets({ limit: 2 });
+  assert.is(reads, 7);
+});
