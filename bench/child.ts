@@ -20,12 +20,15 @@ export interface StartOptions {
   env?: Record<string, string>;
   /** Pass the child's stdout through (default: discarded, a server's request log goes nowhere). */
   showStdout?: boolean;
+  /** What runs the child instead of this Node (bench/callgrind.ts: this Node under callgrind). */
+  execPath?: string;
 }
 
 /** Starts `bench/<file>` in a child Node process with tsx. */
 export function start(file: string, args: string[] = [], options: StartOptions = {}): ChildProcess {
   const path = fileURLToPath(new URL(file, import.meta.url));
   const child = fork(path, args, {
+    ...(options.execPath === undefined ? {} : { execPath: options.execPath }),
     execArgv: [...(options.nodeFlags ?? []), "--import", "tsx"],
     env: { ...process.env, ...options.env },
     stdio: ["ignore", options.showStdout ? "inherit" : "ignore", "inherit", "ipc"],

@@ -21,6 +21,7 @@ import { randomBytes } from "node:crypto";
 import { fileURLToPath } from "node:url";
 import autocannon from "autocannon";
 import { type BenchStorage, type Location, openBench } from "./backends.ts";
+import { type Callgrind, callgrindMissing, countInstructions, prepareCallgrind } from "./callgrind.ts";
 import { cpuOf, finish, start, stop, waitFor } from "./child.ts";
 import { fill } from "./fill.ts";
 import { alternating, median, QUICK, skipped, spread } from "./measure.ts";
@@ -186,6 +187,10 @@ function pick(): Scenario {
 }
 const scenario = pick();
 const PROFILE = process.argv.includes("--profile");
+/** --instructions: each server runs under callgrind and the row is its instructions a request (bench/callgrind.ts). */
+const INSTRUCTIONS = process.argv.includes("--instructions");
+const COUNTED_REQUESTS = QUICK ? 200 : 4000;
+const COUNT_WARM_REQUESTS = QUICK ? 200 : 20_000;
 // Many short rounds rather than a few long ones: on a shared VM the speed drifts within seconds
 // (the same CPU-bound loop here took from 390 to 535 ms, minute to minute), and a pair of rounds
 // close in time sees the same drift. 16 pairs of 0.75 s: the time of 8 pairs of 1.5 s, with the
@@ -251,6 +256,8 @@ interface Round {
 /** A server under test or a baseline, whatever runs it. */
 interface Server {
   port: number;
+  /** The process to count (a Node child). */
+  pid?: number | undefined;
   /** CPU time used so far, µs. */
   cpu(): Promise<number>;
   stop(): Promise<void>;
@@ -258,10 +265,10 @@ interface Server {
 
 /** A Node child (bench/child.ts) once it is ready. */
 async function nodeServer(file: string, args: string[], options: Parameters<typeof start>[2]): Promise<Server> {
-  const child: ChildProcess = start(file, args, options);
+  const child: ChildProcess = start(file, args, { ...options, ...(callgrind ? { execPath: callgrind.node } : {}) });
   try {
-    const { port } = await waitFor(child, "ready", 60_000);
-    return { port, cpu: () => cpuOf(child), stop: () => stop(child) };
+    const { port } = await waitFor(child, "ready", callgrind ? 600_000 : 60_000);
+    return { port, pid: child.pid, cpu: () => cpuOf(child), stop: () => stop(child, callgrind ? 60_000 : 5000) };
   } catch (error) {
     await stop(child);
     throw error;
@@ -274,9 +281,11 @@ async function runtimeServer(runtime: Runtime, mode: string, env: Record<string,
   return { port: child.port, cpu: async () => child.cpu(), stop: () => child.stop() };
 }
 
-/** One autocannon run against `server` (with `origin` as Origin when given); throws unless every request got a 2xx answer. */
-async function load(server: Server, port: number, seconds: number, origin?: string): Promise<Round> {
-  const cpuBefore = await server.cpu();
+/**
+ * One autocannon run of the scenario's request (with `origin` as Origin when given), for a time or
+ * a number of requests; throws unless every request got a 2xx answer.
+ */
+async function cannon(port: number, run: { duration: number } | { amount: number }, origin?: string) {
   const headers: Record<string, string> = { authorization: `Bearer ${KEY}` };
   if (origin !== undefined) headers.origin = origin;
   if (scenario.body !== undefined) headers["content-type"] = "application/json";
@@ -286,8 +295,8 @@ async function load(server: Server, port: number, seconds: number, origin?: stri
     headers,
     body: scenario.body,
     connections: CONNECTIONS,
-    duration: seconds,
-    timeout: 10,
+    ...run,
+    timeout: callgrind ? 60 : 10,
   });
   if (result.errors > 0 || result.timeouts > 0 || result.non2xx > 0 || result.requests.total === 0) {
     throw new Error(
@@ -295,8 +304,43 @@ async function load(server: Server, port: number, seconds: number, origin?: stri
         `${result.non2xx} non-2xx (${JSON.stringify(result.statusCodeStats)})`,
     );
   }
+  return result;
+}
+
+/** One round against `server`: its requests a second and CPU time a request. */
+async function load(server: Server, port: number, seconds: number, origin?: string): Promise<Round> {
+  const cpuBefore = await server.cpu();
+  const result = await cannon(port, { duration: seconds }, origin);
   const cpu = (await server.cpu()) - cpuBefore;
   return { rate: result.requests.total / result.duration, cpu: cpu / result.requests.total };
+}
+
+/** The servers run under callgrind (--instructions), or undefined. */
+let callgrind: Callgrind | undefined;
+
+/** --instructions: each side's instructions a request, counted after a warm-up, and their ratio. */
+async function countedRow(ours: Server, base: Server, headerNote: string) {
+  const s = scenario;
+  const count = async (server: Server, origin?: string) => {
+    await cannon(server.port, { amount: COUNT_WARM_REQUESTS }, origin); // the JIT's tiers settle first
+    const counted = () => cannon(server.port, { amount: COUNTED_REQUESTS }, origin).then(() => {});
+    return (await countInstructions(callgrind as Callgrind, server.pid as number, counted)) / COUNTED_REQUESTS;
+  };
+  const oursCount = await count(ours, s.origin);
+  const baseCount = await count(base);
+  return row({
+    id,
+    scenario: s.label,
+    ours: Math.round(oursCount),
+    baseline: Math.round(baseCount),
+    unit: "instructions a request",
+    ratio: baseCount / oursCount,
+    target: { on: "ratio", op: ">=", value: s.target },
+    note:
+      `callgrind: ${COUNTED_REQUESTS} requests counted after ${COUNT_WARM_REQUESTS} of warm-up, ${CONNECTIONS} connections, ` +
+      `Node ${process.version}; the kernel's work (and a backend's) is not counted` +
+      headerNote,
+  });
 }
 
 /** The storage spec of a bench location, as PETSTORE_STORAGE takes it. */
@@ -321,6 +365,19 @@ async function main() {
     console.error(`SKIPPED: ${id}: ${why}`);
     const target = { on: "ratio", op: ">=", value: s.target } as const;
     return [unavailable(id, s.label, "req/s", target, "skipped", why)];
+  }
+  if (INSTRUCTIONS) {
+    const why =
+      s.runtime !== undefined
+        ? "callgrind counts Node servers only"
+        : s.engine !== undefined
+          ? "under callgrind the server is too slow for its storage calls' 2 s time-out: the memory rows are counted"
+          : callgrindMissing();
+    if (why !== undefined) {
+      console.error(`SKIPPED: ${id}: ${why}`);
+      return [unavailable(id, s.label, "instructions a request", null, "skipped", why)];
+    }
+    callgrind = prepareCallgrind();
   }
   const children: Server[] = [];
   let bench: BenchStorage | undefined;
@@ -371,6 +428,7 @@ async function main() {
     if (base !== ours) children.push(base);
     const basePort = base.port;
     const headerNote = compare(reference, await ask(basePort));
+    if (callgrind) return [await countedRow(ours, base, headerNote)];
 
     if (WARM_SECONDS > 0) {
       await load(ours, oursPort, WARM_SECONDS, s.origin);
@@ -414,6 +472,7 @@ async function main() {
   } finally {
     await Promise.all(children.map((child) => child.stop()));
     await bench?.drop();
+    callgrind?.remove();
   }
 }
 

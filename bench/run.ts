@@ -3,7 +3,8 @@
  * of ratios and writes bench/results.json (a run of only some scenarios writes none). `npm run bench -- --quick` runs each for about a
  * second (proves the programs work; asserts nothing about speed, writes no file).
  *
- * Flags: --quick; --profile (CPU profiles of the HTTP servers in bench/profiles/); --strict (exit 1
+ * Flags: --quick; --profile (CPU profiles of the HTTP servers in bench/profiles/); --instructions
+ * (the HTTP rows only, in instructions a request counted by callgrind: bench/callgrind.ts); --strict (exit 1
  * when a target is missed, too); --out <file>; --readme (puts the table in README.md's Performance
  * section, between its bench:results markers); scenario ids to run only some (`-- H1 S2`).
  * Exit code 1 when a program crashed or hung (or, with CI=true, a service was missing); 2 for flags
@@ -35,14 +36,19 @@ const QUICK = args.includes("--quick");
 const STRICT = args.includes("--strict");
 const PROFILE = args.includes("--profile");
 const README = args.includes("--readme");
+const INSTRUCTIONS = args.includes("--instructions");
 const outIndex = args.indexOf("--out");
 const only = args.filter((a, i) => /^[A-Z][0-9]$/.test(a) && args[i - 1] !== "--out");
 // Only a full run of everything replaces bench/results.json (unless --out says where).
-const OUT = outIndex === -1 ? (QUICK || only.length > 0 ? undefined : "results.json") : args[outIndex + 1];
+const OUT =
+  outIndex === -1 ? (QUICK || INSTRUCTIONS || only.length > 0 ? undefined : "results.json") : args[outIndex + 1];
 const mode = QUICK ? ["--quick"] : [];
+// The HTTP rows' programs, and how long one may take: under callgrind a server runs many times slower.
+const httpArgs = [...mode, ...(PROFILE ? ["--profile"] : []), ...(INSTRUCTIONS ? ["--instructions"] : [])];
+const httpTimeout = (ms: number) => (INSTRUCTIONS ? 900_000 : ms);
 // Checked before anything runs: a table of some scenarios, or of quick ones, must not replace the README's.
-if (README && (QUICK || only.length > 0)) {
-  console.error("bench: --readme takes a full run of every scenario (no --quick, no scenario ids)");
+if (README && (QUICK || INSTRUCTIONS || only.length > 0)) {
+  console.error("bench: --readme takes a full run of every scenario (no --quick, no --instructions, no scenario ids)");
   process.exit(2);
 }
 
@@ -56,8 +62,8 @@ function jobs(): Job[] {
       unit: "req/s",
       target: { on: "ratio", op: ">=", value: ratio },
       program: "./http.ts",
-      args: [id, ...mode, ...(PROFILE ? ["--profile"] : [])],
-      timeoutMs: QUICK ? 60_000 : 120_000,
+      args: [id, ...httpArgs],
+      timeoutMs: httpTimeout(QUICK ? 60_000 : 120_000),
     });
   }
   // The shared engines against bare servers on them (issue 21): a page, then creates.
@@ -69,8 +75,8 @@ function jobs(): Job[] {
       unit: "req/s",
       target: { on: "ratio", op: ">=", value: ratio },
       program: "./http.ts",
-      args: [id, ...mode, ...(PROFILE ? ["--profile"] : [])],
-      timeoutMs: QUICK ? 90_000 : 150_000,
+      args: [id, ...httpArgs],
+      timeoutMs: httpTimeout(QUICK ? 90_000 : 150_000),
     });
   }
   for (const engine of ["redis", "postgres", "sqlite"]) {
@@ -80,8 +86,8 @@ function jobs(): Job[] {
       unit: "req/s",
       target: { on: "ratio", op: ">=", value: 0.8 },
       program: "./http.ts",
-      args: ["B4", engine, ...mode, ...(PROFILE ? ["--profile"] : [])],
-      timeoutMs: QUICK ? 90_000 : 150_000,
+      args: ["B4", engine, ...httpArgs],
+      timeoutMs: httpTimeout(QUICK ? 90_000 : 150_000),
     });
   }
   for (const backend of BACKENDS) {
@@ -197,7 +203,9 @@ function jobs(): Job[] {
   const wanted = [...only];
   if (only.includes("I3")) wanted.push("I1");
   if (only.includes("C2") || only.includes("C3")) wanted.push("C1");
-  return list.filter((job) => wanted.length === 0 || wanted.includes(job.id));
+  // Instructions are counted for the HTTP rows (Node servers against Node baselines) only.
+  const counted = INSTRUCTIONS ? list.filter((job) => job.program === "./http.ts") : list;
+  return counted.filter((job) => wanted.length === 0 || wanted.includes(job.id));
 }
 
 /** Runs one program; a crash or a hang becomes one "error" row. */

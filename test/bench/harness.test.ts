@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { openBench } from "../../bench/backends.ts";
+import { callgrindMissing } from "../../bench/callgrind.ts";
 import { sqliteConnection } from "../../bench/drivers.ts";
 import { benchPet, fill } from "../../bench/fill.ts";
 import { alternating, median, spread } from "../../bench/measure.ts";
@@ -164,10 +165,10 @@ test("spreadOf: each row of the last run over the runs in a row (its range, how 
 });
 
 /** Runs bench/run.ts with these arguments, as `npm run bench -- …` does, to its end. */
-async function bench(args: string[]) {
+async function bench(args: string[], ms = 120_000) {
   const program = startProgram(["bench/run.ts", ...args]);
   try {
-    return { status: await program.exited(120_000), stdout: program.stdout(), stderr: program.stderr() };
+    return { status: await program.exited(ms), stdout: program.stdout(), stderr: program.stderr() };
   } finally {
     await program.kill();
   }
@@ -213,11 +214,37 @@ test("bench: T1 measures how long startTestServer() takes to be ready and judges
   }
 });
 
+test("bench: --instructions counts both servers' instructions a request under callgrind, writing no results file of its own", async () => {
+  const missing = callgrindMissing();
+  if (missing !== undefined) {
+    if (process.env.CI === "true") assert.unreachable(`CI must count instructions: ${missing}`);
+    console.warn(`SKIPPED: bench --instructions: ${missing}`);
+    return;
+  }
+  const dir = mkdtempSync(join(tmpdir(), "petstore-bench-"));
+  try {
+    const out = join(dir, "results.json");
+    const run = await bench(["--quick", "--instructions", "--out", out, "H1"], 600_000); // Node under valgrind starts slowly
+    assert.is(run.status, 0, run.stderr);
+    assert.match(
+      run.stdout,
+      /^\| H1 \| .* \| instructions a request \| [0-9.]+ \| ratio ≥ 0\.85 \| (pass|miss) \| callgrind: /m,
+    );
+    const [row] = JSON.parse(readFileSync(out, "utf8")).rows;
+    // A request through Node's HTTP server alone is tens of thousands of instructions.
+    assert.ok(row.ours > 20_000 && row.baseline > 20_000, JSON.stringify(row));
+    assert.ok(Math.abs(row.ratio - row.baseline / row.ours) < 0.01, "the ratio is the baseline's count over ours");
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test("bench: --readme with --quick or scenario ids is refused before anything runs, and the README is left as it was", async () => {
   const readme = readFileSync(join(ROOT, "README.md"), "utf8");
   for (const args of [
     ["--readme", "--quick"],
     ["--readme", "M1"],
+    ["--readme", "--instructions"],
   ]) {
     const run = await bench(args);
     assert.is(run.status, 2, `${args.join(" ")}: ${run.stderr}`);
