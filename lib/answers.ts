@@ -24,17 +24,18 @@ import { listQuery } from "./query.ts";
  */
 export function listPetsResponse(handler: Handler, exchange: Exchange, rawQuery: string): Awaitable<PetStoreResponse> {
   const writes = handler.writeCount?.();
-  let kept = handler.lastPage;
-  if (writes === undefined || kept.writes !== writes || kept.query !== rawQuery) {
-    const query = listQuery(rawQuery);
-    if (isRefusal(query)) return exchange.error(query);
-    const page = handler.ops.listPets(query);
-    if (isPromise(page)) return page.then((p) => pageResponse(handler, exchange, p));
-    kept = { query: rawQuery, writes: writes ?? -1, ...pageAnswer(handler, page) };
-    // Kept only over storage that counts its writes, and read in this very tick.
-    if (writes !== undefined) handler.lastPage = kept;
+  const kept = handler.lastPage;
+  if (writes !== undefined && kept.writes === writes && kept.query === rawQuery) {
+    return exchange.json(200, kept.json, kept.headers);
   }
-  return exchange.json(200, kept.json, kept.headers);
+  const query = listQuery(rawQuery);
+  if (isRefusal(query)) return exchange.error(query);
+  const page = handler.ops.listPets(query);
+  if (isPromise(page)) return page.then((p) => pageResponse(handler, exchange, p));
+  const answer = pageAnswer(handler, page);
+  // Kept only over storage that counts its writes (it answers in this very tick, so the count holds).
+  if (writes !== undefined) handler.lastPage = { query: rawQuery, writes, ...answer };
+  return exchange.json(200, answer.json, answer.headers);
 }
 
 function pageResponse(handler: Handler, exchange: Exchange, page: PetPage): PetStoreResponse {

@@ -70,7 +70,7 @@ export function requestLogger(logger: Logger): RequestLogger {
   const stream = (logger as unknown as Record<symbol, { write(line: string): unknown } | undefined>)[
     pino.symbols.streamSym
   ];
-  const pid = `,"pid":${process.pid},"method":"`;
+  const afterTime = `,"pid":${process.pid},"method":"`;
   // The line's start changes once a millisecond: made then, not per line (a time is a double, whose
   // text costs a dtoa each time).
   let now = 0;
@@ -91,7 +91,7 @@ export function requestLogger(logger: Logger): RequestLogger {
     const time = Date.now();
     if (time !== now) {
       now = time;
-      start = `{"level":30,"time":${time}${pid}`;
+      start = `{"level":30,"time":${time}${afterTime}`;
     }
     stream.write(
       `${start}${method}","path":${jsonString(path)},"status":${status},"ms":${hundredths(ms)},"reqId":"${reqId}"` +

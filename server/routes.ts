@@ -7,7 +7,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { OnResponse } from "../adapters/node-http.ts";
 import { cannotRespond } from "../adapters/node-http.ts";
 import type { Awaitable, PetStore } from "../lib/index.ts";
-import { PetStoreError, requestIdOf } from "../lib/index.ts";
+import { isUnderBasePath, PetStoreError, requestIdOf } from "../lib/index.ts";
 import { JSON_TYPE, Responder, responseHeaders, utf8Length } from "../lib/internal.ts";
 import { docsRoute } from "./docs.ts";
 
@@ -34,7 +34,18 @@ const json = (status: number, value: unknown): RouteContent => ({
   body: JSON.stringify(value),
 });
 
-/** The server's own route for `path`, or undefined (the path is the API's). Add new ones here. */
+/** Where the server's own routes lie: at or below each of these paths (serverRoute's cases). */
+const ROUTE_ROOTS = ["/healthz", "/readyz", "/docs"];
+
+/**
+ * False when none of the server's own routes can lie at or below `basePath`: a path under it is
+ * the API's without asking serverRoute. Keep ROUTE_ROOTS in step with serverRoute.
+ */
+export function routesMayLieUnder(basePath: string): boolean {
+  return ROUTE_ROOTS.some((root) => isUnderBasePath(root, basePath) || isUnderBasePath(basePath, root));
+}
+
+/** The server's own route for `path`, or undefined (the path is the API's). Add new ones here, and their root to ROUTE_ROOTS. */
 export function serverRoute(path: string): ServerRoute | undefined {
   switch (path) {
     case "/healthz":

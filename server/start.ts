@@ -13,7 +13,7 @@ import { ConfigError } from "./config.ts";
 import { listen, listenProblem } from "./listen.ts";
 import type { Logger } from "./logger.ts";
 import { createLogger, flushLogs, requestLogger } from "./logger.ts";
-import { serveRoute, serverRoute } from "./routes.ts";
+import { routesMayLieUnder, serveRoute, serverRoute } from "./routes.ts";
 
 export interface RunningServer {
   /** e.g. "http://127.0.0.1:8080/v1" (the real port when 0 was asked for). */
@@ -103,9 +103,9 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
   }
 
   const api = createNodeHandler(store, { onResponse: responded });
-  // Under a base path of its own the API is asked first: none of the server's routes lies there.
+  // Under a base path none of the server's routes can lie in, the API is asked first.
   const basePath = store.basePath;
-  const apiFirst = basePath !== "" && !/^\/(healthz|readyz|docs)(\/|$)/.test(basePath);
+  const apiFirst = !routesMayLieUnder(basePath);
   const headersTimeout = config.headersTimeoutMs ?? 10_000;
   const server = createServer(
     {
