@@ -4,6 +4,10 @@
  * per request would cost as much as the request. A file or terminal is written synchronously, a
  * pipe or socket asynchronously (a stalled reader never stalls the server; at most 64 MiB wait).
  * Lines still buffered at exit are written then; no exit listener is held while nothing waits.
+ *
+ * Lines wait as UTF-8 bytes, not as a string: a line is encoded while it is new (its text then
+ * dies young instead of waiting, and being copied by the garbage collector, until the chunk is
+ * written), and a writer that knows its line's bytes can put them there itself (`reserve`).
  */
 import { fstatSync, write, writeSync } from "node:fs";
 
@@ -12,6 +16,9 @@ const DELAY_MS = 200;
 const MAX_WAITING = 64 * 1024 * 1024;
 /** POSIX's PIPE_BUF on Linux: a write to a pipe of at most this many bytes is never split. */
 const ATOMIC_BYTES = 4096;
+/** The buffer's size to begin with, and what it goes back to once a burst is written. */
+const INITIAL_BYTES = 4 * CHUNK;
+const NEWLINE = 0x0a;
 
 /** True when writes to `fd` may block on a reader (a pipe or a socket), or when it is unknown. */
 function mayBlock(fd: number): boolean {
@@ -24,7 +31,9 @@ function mayBlock(fd: number): boolean {
 }
 
 export class LineWriter {
-  private buffered = "";
+  /** The lines waiting, as UTF-8: `pending[0, used)`. */
+  private pending = Buffer.allocUnsafe(INITIAL_BYTES);
+  private used = 0;
   private inFlight: Buffer | undefined; // bytes handed to an asynchronous write, not yet confirmed
   private refused: Buffer | undefined; // bytes a write refused (EAGAIN: the reader is slow), to send again
   private timer: NodeJS.Timeout | undefined;
@@ -57,15 +66,45 @@ export class LineWriter {
 
   /** Queues one line (it must end with "\n"). */
   write(line: string): boolean {
-    if (this.buffered.length > MAX_WAITING) return true; // the reader is gone: logging must not stop the server
+    // A UTF-16 unit is at most 3 bytes of UTF-8.
+    const at = this.reserve(line.length * 3);
+    if (at >= 0) this.commit(at + this.pending.write(line, at));
+    return true;
+  }
+
+  /**
+   * Room for a line of at most `max` bytes: the offset in `bytes` to write it at, then `commit`
+   * its end. -1 when the line is to be dropped (64 MiB wait already: the reader is gone, and
+   * logging must not stop the server).
+   */
+  reserve(max: number): number {
+    if (this.used > MAX_WAITING) return -1;
+    if (this.pending.length - this.used < max) this.grow(max);
+    return this.used;
+  }
+
+  /** Where `reserve`'s offset points (read it after `reserve`: the buffer may have grown). */
+  get bytes(): Buffer {
+    return this.pending;
+  }
+
+  /** The line reserved is written up to `end` (exclusive); it goes out with the next chunk. */
+  commit(end: number): void {
     if (!this.hooked) this.hook(); // lines wait from now on: they must reach the exit
-    this.buffered += line;
-    if (this.buffered.length >= CHUNK) this.flush();
+    this.used = end;
+    if (end >= CHUNK) this.flush();
     else if (this.timer === undefined) {
       this.timer = setTimeout(() => this.flush(), DELAY_MS);
       this.timer.unref();
     }
-    return true;
+  }
+
+  private grow(max: number): void {
+    let size = this.pending.length * 2;
+    while (size - this.used < max) size *= 2;
+    const next = Buffer.allocUnsafe(size);
+    this.pending.copy(next, 0, 0, this.used);
+    this.pending = next;
   }
 
   /** Starts writing what is buffered (pino calls this as `logger.flush(cb)`); `done` once written. */
@@ -79,27 +118,31 @@ export class LineWriter {
       return;
     }
     if (this.inFlight !== undefined || this.refused !== undefined) return; // that write starts the next one
-    if (this.buffered === "") {
+    if (this.used === 0) {
       this.settle();
       return;
     }
-    this.send(Buffer.from(this.take()));
+    this.send(this.take());
   }
 
-  /** What the next write takes: everything, or (atomicLines) whole lines of at most 4 KiB. */
-  private take(): string {
-    const all = this.buffered;
-    if (!this.atomicLines || Buffer.byteLength(all) <= ATOMIC_BYTES) {
-      this.buffered = "";
-      return all;
+  /** What the next write takes, as bytes of its own: everything, or (atomicLines) whole lines of at most 4 KiB. */
+  private take(): Buffer {
+    let cut = this.used;
+    if (this.atomicLines && cut > ATOMIC_BYTES) {
+      cut = this.pending.lastIndexOf(NEWLINE, ATOMIC_BYTES - 1) + 1;
+      // A line longer than that: written alone.
+      if (cut === 0) cut = this.pending.subarray(0, this.used).indexOf(NEWLINE) + 1 || this.used;
     }
-    // In characters: 4096 when they are all one byte, else 4096 / 3 (UTF-8 takes at most 3 bytes a UTF-16 unit).
-    const ascii = Buffer.byteLength(all.slice(0, ATOMIC_BYTES)) === ATOMIC_BYTES;
-    const limit = ascii ? ATOMIC_BYTES : Math.floor(ATOMIC_BYTES / 3);
-    let cut = all.lastIndexOf("\n", limit - 1) + 1;
-    if (cut === 0) cut = all.indexOf("\n") + 1 || all.length; // a line longer than that: written alone
-    this.buffered = all.slice(cut);
-    return all.slice(0, cut);
+    const taken = Buffer.from(this.pending.subarray(0, cut));
+    this.pending.copy(this.pending, 0, cut, this.used);
+    this.used -= cut;
+    this.shrink();
+    return taken;
+  }
+
+  /** Back to the first size once empty: a burst that waited for a slow reader does not hold its memory. */
+  private shrink(): void {
+    if (this.used === 0 && this.pending.length > INITIAL_BYTES) this.pending = Buffer.allocUnsafe(INITIAL_BYTES);
   }
 
   private send(bytes: Buffer): void {
@@ -125,7 +168,7 @@ export class LineWriter {
 
   /** Everything is written: nothing to do at exit any more, and whoever waited is told. */
   private settle(): void {
-    if (this.hooked && this.inFlight === undefined && this.refused === undefined && this.buffered === "") this.unhook();
+    if (this.hooked && this.inFlight === undefined && this.refused === undefined && this.used === 0) this.unhook();
     for (const resolve of this.idle.splice(0)) resolve();
   }
 
@@ -152,19 +195,19 @@ export class LineWriter {
     }
     clearTimeout(this.timer);
     this.timer = undefined;
-    if (this.inFlight !== undefined || (this.refused === undefined && this.buffered === "")) return;
-    let rest =
-      this.refused === undefined
-        ? Buffer.from(this.buffered)
-        : Buffer.concat([this.refused, Buffer.from(this.buffered)]);
+    if (this.inFlight !== undefined || (this.refused === undefined && this.used === 0)) return;
+    // The buffer is written from where it is (no copy), then used again from its start.
+    const waiting = this.pending.subarray(0, this.used);
+    let rest = this.refused === undefined ? waiting : Buffer.concat([this.refused, waiting]);
     this.refused = undefined;
-    this.buffered = "";
     for (let tries = 0; rest.length > 0 && tries < 1000; tries++) {
       try {
         rest = rest.subarray(writeSync(this.fd, rest));
       } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== "EAGAIN") return;
+        if ((error as NodeJS.ErrnoException).code !== "EAGAIN") break;
       }
     }
+    this.used = 0;
+    this.shrink();
   }
 }

@@ -8,6 +8,7 @@ import pino from "pino";
 import { jsonString } from "../lib/internal.ts";
 import type { LogLevel } from "./config.ts";
 import { LineWriter } from "./line-writer.ts";
+import { LINE_EXTRA_BYTES, writeRequestLine } from "./request-line.ts";
 
 export type Logger = pino.Logger;
 
@@ -75,10 +76,13 @@ export function requestLogger(logger: Logger): RequestLogger {
   // text costs a dtoa each time).
   let now = 0;
   let start = "";
+  let prefix = new Uint8Array(0); // `start` as bytes
   let enabled = logger.isLevelEnabled("info");
   logger.on("level-change", () => {
     enabled = logger.isLevelEnabled("info");
   });
+  // Our own writer takes the line's bytes directly (./request-line.ts); any other stream a string.
+  const writer = stream instanceof LineWriter ? stream : undefined;
   return (method, path, status, ms, reqId, aborted) => {
     if (!enabled) return;
     if (stream === undefined) {
@@ -92,6 +96,13 @@ export function requestLogger(logger: Logger): RequestLogger {
     if (time !== now) {
       now = time;
       start = `{"level":30,"time":${time}${afterTime}`;
+      prefix = Buffer.from(start, "latin1");
+    }
+    if (writer !== undefined) {
+      const at = writer.reserve(prefix.length + method.length + path.length + reqId.length + LINE_EXTRA_BYTES);
+      if (at < 0) return; // dropped: the reader is gone
+      const end = writeRequestLine(writer.bytes, at, prefix, method, path, status, ms, reqId, aborted);
+      if (end >= 0) return writer.commit(end);
     }
     stream.write(
       `${start}${method}","path":${jsonString(path)},"status":${status},"ms":${hundredths(ms)},"reqId":"${reqId}"` +

@@ -1,7 +1,11 @@
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from "node:fs";
 import { METHODS } from "node:http";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { requestIdOf } from "../../lib/request-id.ts";
+import { LineWriter } from "../../server/line-writer.ts";
 import { createLogger, hundredths, requestLogger } from "../../server/logger.ts";
 
 test("request log: ms is written as String(Math.round(ms * 100) / 100) would write it", () => {
@@ -54,6 +58,67 @@ test("request log: every method Node's parser accepts and every request id the c
     assert.is(parsed.reqId, ids[i % ids.length]);
     assert.is(parsed.path, '/v1/"odd"\\path');
   });
+});
+
+test("request log: the server's own writer gets the same bytes as a string line, whatever the path, id, status and time", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "petstore-log-"));
+  const file = join(dir, "out.log");
+  const fd = openSync(file, "w");
+  try {
+    const writer = new LineWriter(fd);
+    // Lines the bytes writer leaves to the string line come through write().
+    const write = writer.write.bind(writer);
+    let written = 0;
+    writer.write = (line: string) => {
+      written++;
+      return write(line);
+    };
+    const bytes = requestLogger(createLogger("info", writer));
+    const lines: string[] = [];
+    const strings = requestLogger(createLogger("info", { write: (line: string) => void lines.push(line) }));
+    const paths = [
+      "/v1/pets",
+      "/v1/pets/12",
+      '/v1/"q"',
+      "/v1/a\\b",
+      "/v1/caf\u00e9",
+      "/v1/\u65e5\u672c",
+      "/v1/\u007f",
+      "/v1/tab\there",
+      "",
+    ];
+    const ids = [
+      requestIdOf(undefined),
+      requestIdOf("client-id_1.2"),
+      requestIdOf('evil"id\\'),
+      requestIdOf("A".repeat(128)),
+    ];
+    const statuses = [200, 201, 404, 0, 599, 2 ** 31, 1.5];
+    const times = [0, 0.004, 0.005, 0.1, 1, 1.05, 12.34, 99.995, 2047.5, 21_474_836.48, 1e12, -1, Number.NaN];
+    let n = 0;
+    for (const method of ["GET", "POST", "M-SEARCH"]) {
+      for (const path of paths) {
+        for (const id of ids) {
+          const status = statuses[n % statuses.length] as number;
+          const ms = times[n % times.length] as number;
+          const aborted = n % 5 === 0;
+          n++;
+          bytes(method, path, status, ms, id, aborted);
+          strings(method, path, status, ms, id, aborted);
+        }
+      }
+    }
+    const before = written;
+    bytes("GET", "/v1/pets?limit=20", 200, 0.42, ids[0] as string, false);
+    strings("GET", "/v1/pets?limit=20", 200, 0.42, ids[0] as string, false);
+    assert.is(written, before, "a plain line is written as bytes, without a string");
+    await writer.end();
+    const timeless = (text: string) => text.replace(/"time":[0-9]+/g, '"time":0');
+    assert.is(timeless(readFileSync(file, "utf8")), timeless(lines.join("")));
+  } finally {
+    closeSync(fd);
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test.run();
