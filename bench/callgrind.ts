@@ -48,8 +48,14 @@ function control(pid: number, ...args: string[]): void {
   execFileSync("callgrind_control", [...args, String(pid)], { stdio: "ignore", timeout: 60_000 });
 }
 
+/** What callgrind counted of one process: its instructions, and the dump they are in (for bench/functions.ts). */
+export interface Count {
+  instructions: number;
+  part: string;
+}
+
 /** The instructions process `pid` runs while `work` runs (counting on, zeroed, then dumped). */
-export async function countInstructions(callgrind: Callgrind, pid: number, work: () => Promise<void>): Promise<number> {
+export async function countInstructions(callgrind: Callgrind, pid: number, work: () => Promise<void>): Promise<Count> {
   control(pid, "--instr=on");
   control(pid, "--zero");
   await work();
@@ -59,7 +65,8 @@ export async function countInstructions(callgrind: Callgrind, pid: number, work:
   // The dump is a new part file, callgrind.<pid>.<n>: its "totals:" line is the count since the zero.
   const part = readdirSync(callgrind.dir).find((name) => name.startsWith(`callgrind.${pid}.`) && !before.has(name));
   if (part === undefined) throw new Error(`callgrind: no dump of process ${pid} in ${callgrind.dir}`);
-  const totals = /^totals: (\d+)/m.exec(readFileSync(join(callgrind.dir, part), "utf8"));
+  const path = join(callgrind.dir, part);
+  const totals = /^totals: (\d+)/m.exec(readFileSync(path, "utf8"));
   if (totals === null) throw new Error(`callgrind: no totals in ${part}`);
-  return Number(totals[1]);
+  return { instructions: Number(totals[1]), part: path };
 }

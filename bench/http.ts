@@ -22,6 +22,7 @@ import { fileURLToPath } from "node:url";
 import autocannon from "autocannon";
 import { type BenchStorage, type Location, openBench } from "./backends.ts";
 import { type Callgrind, callgrindMissing, countInstructions, prepareCallgrind } from "./callgrind.ts";
+import { countByFunction, describeDifference, PERF_MAP_FLAGS, removePerfMap } from "./functions.ts";
 import { cpuOf, finish, start, stop, waitFor } from "./child.ts";
 import { fill } from "./fill.ts";
 import { alternating, median, QUICK, skipped, spread } from "./measure.ts";
@@ -189,6 +190,8 @@ const scenario = pick();
 const PROFILE = process.argv.includes("--profile");
 /** --instructions: each server runs under callgrind and the row is its instructions a request (bench/callgrind.ts). */
 const INSTRUCTIONS = process.argv.includes("--instructions");
+/** --functions (with --instructions): also where each side's instructions go, by function, on stderr (bench/functions.ts). */
+const FUNCTIONS = INSTRUCTIONS && process.argv.includes("--functions");
 const COUNTED_REQUESTS = QUICK ? 200 : 4000;
 const COUNT_WARM_REQUESTS = QUICK ? 200 : 20_000;
 // Many short rounds rather than a few long ones: on a shared VM the speed drifts within seconds
@@ -324,10 +327,17 @@ async function countedRow(ours: Server, base: Server, headerNote: string) {
   const count = async (server: Server, origin?: string) => {
     await cannon(server.port, { amount: COUNT_WARM_REQUESTS }, origin); // the JIT's tiers settle first
     const counted = () => cannon(server.port, { amount: COUNTED_REQUESTS }, origin).then(() => {});
-    return (await countInstructions(callgrind as Callgrind, server.pid as number, counted)) / COUNTED_REQUESTS;
+    const { instructions, part } = await countInstructions(callgrind as Callgrind, server.pid as number, counted);
+    const byFunction = FUNCTIONS ? countByFunction(part, server.pid as number, COUNTED_REQUESTS) : undefined;
+    return { perRequest: instructions / COUNTED_REQUESTS, byFunction };
   };
-  const oursCount = await count(ours, s.origin);
-  const baseCount = await count(base);
+  const oursSide = await count(ours, s.origin);
+  const baseSide = await count(base);
+  const oursCount = oursSide.perRequest;
+  const baseCount = baseSide.perRequest;
+  if (oursSide.byFunction && baseSide.byFunction) {
+    console.error(`${id}: ${describeDifference(oursSide.byFunction, baseSide.byFunction)}`);
+  }
   return row({
     id,
     scenario: s.label,
@@ -398,7 +408,8 @@ async function main() {
       env.BENCH_LOCATION = JSON.stringify(bench.location);
     }
     // One profile a thread (tsx runs a loader thread): the main thread's is the big one.
-    const profile = (side: string) => (PROFILE ? ["--cpu-prof", `--cpu-prof-dir=${PROFILE_DIR}${id}-${side}`] : []);
+    const profile = (side: string) =>
+      PROFILE ? ["--cpu-prof", `--cpu-prof-dir=${PROFILE_DIR}${id}-${side}`] : FUNCTIONS ? PERF_MAP_FLAGS : [];
     // BENCH_OURS=node-http swaps the server under test, to locate a cost (see servers/ours.ts).
     const oursMode = process.env.BENCH_OURS ?? s.ours;
     const ours =
@@ -473,6 +484,7 @@ async function main() {
     await Promise.all(children.map((child) => child.stop()));
     await bench?.drop();
     callgrind?.remove();
+    if (FUNCTIONS) for (const child of children) if (child.pid !== undefined) removePerfMap(child.pid);
   }
 }
 

@@ -4,7 +4,8 @@
  * second (proves the programs work; asserts nothing about speed, writes no file).
  *
  * Flags: --quick; --profile (CPU profiles of the HTTP servers in bench/profiles/); --instructions
- * (the HTTP rows only, in instructions a request counted by callgrind: bench/callgrind.ts); --strict (exit 1
+ * (the HTTP rows only, in instructions a request counted by callgrind: bench/callgrind.ts), with
+ * --functions also by function on stderr (bench/functions.ts); --strict (exit 1
  * when a target is missed, too); --out <file>; --readme (puts the table in README.md's Performance
  * section, between its bench:results markers); scenario ids to run only some (`-- H1 S2`).
  * Exit code 1 when a program crashed or hung (or, with CI=true, a service was missing); 2 for flags
@@ -37,6 +38,7 @@ const STRICT = args.includes("--strict");
 const PROFILE = args.includes("--profile");
 const README = args.includes("--readme");
 const INSTRUCTIONS = args.includes("--instructions");
+const FUNCTIONS = INSTRUCTIONS && args.includes("--functions");
 const outIndex = args.indexOf("--out");
 const only = args.filter((a, i) => /^[A-Z][0-9]$/.test(a) && args[i - 1] !== "--out");
 // Only a full run of everything replaces bench/results.json (unless --out says where).
@@ -44,7 +46,12 @@ const OUT =
   outIndex === -1 ? (QUICK || INSTRUCTIONS || only.length > 0 ? undefined : "results.json") : args[outIndex + 1];
 const mode = QUICK ? ["--quick"] : [];
 // The HTTP rows' programs, and how long one may take: under callgrind a server runs many times slower.
-const httpArgs = [...mode, ...(PROFILE ? ["--profile"] : []), ...(INSTRUCTIONS ? ["--instructions"] : [])];
+const httpArgs = [
+  ...mode,
+  ...(PROFILE ? ["--profile"] : []),
+  ...(INSTRUCTIONS ? ["--instructions"] : []),
+  ...(FUNCTIONS ? ["--functions"] : []),
+];
 const httpTimeout = (ms: number) => (INSTRUCTIONS ? 900_000 : ms);
 // Checked before anything runs: a table of some scenarios, or of quick ones, must not replace the README's.
 if (README && (QUICK || INSTRUCTIONS || only.length > 0)) {

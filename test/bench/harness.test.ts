@@ -214,7 +214,7 @@ test("bench: T1 measures how long startTestServer() takes to be ready and judges
   }
 });
 
-test("bench: --instructions counts both servers' instructions a request under callgrind, writing no results file of its own", async () => {
+test("bench: --instructions counts both servers' instructions a request under callgrind, writing no results file of its own; --functions says where they go", async () => {
   const missing = callgrindMissing();
   if (missing !== undefined) {
     if (process.env.CI === "true") assert.unreachable(`CI must count instructions: ${missing}`);
@@ -224,7 +224,7 @@ test("bench: --instructions counts both servers' instructions a request under ca
   const dir = mkdtempSync(join(tmpdir(), "petstore-bench-"));
   try {
     const out = join(dir, "results.json");
-    const run = await bench(["--quick", "--instructions", "--out", out, "H1"], 600_000); // Node under valgrind starts slowly
+    const run = await bench(["--quick", "--instructions", "--functions", "--out", out, "H1"], 600_000); // Node under valgrind starts slowly
     assert.is(run.status, 0, run.stderr);
     assert.match(
       run.stdout,
@@ -234,6 +234,9 @@ test("bench: --instructions counts both servers' instructions a request under ca
     // A request through Node's HTTP server alone is tens of thousands of instructions.
     assert.ok(row.ours > 20_000 && row.baseline > 20_000, JSON.stringify(row));
     assert.ok(Math.abs(row.ratio - row.baseline / row.ours) < 0.01, "the ratio is the baseline's count over ours");
+    // --functions: a table on stderr, JavaScript named from V8's perf map (our handler among it).
+    assert.match(run.stderr, /H1: instructions a request by function \(ours [0-9]+, baseline [0-9]+/);
+    assert.match(run.stderr, /^ +-?[0-9]+ +[0-9]+ +[0-9]+ {2}JS .*dist\/lib\//m);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
