@@ -103,5 +103,7 @@ function buffered(stream: Readable & { headers?: IncomingHttpHeaders }, limit: n
  */
 export function readBody(stream: Readable, limit: number): Promise<Uint8Array> {
   if (stream.readableEnded || stream.destroyed) return Promise.resolve(EMPTY);
-  return Promise.resolve(stream).then((s) => buffered(s, limit) ?? collect(s, limit));
+  // Resolved with nothing, not with the stream: resolving with an object looks up its `then`
+  // through the stream's whole prototype chain.
+  return Promise.resolve().then(() => buffered(stream, limit) ?? collect(stream, limit));
 }
