@@ -5,10 +5,9 @@
  */
 import cluster from "node:cluster";
 import pino from "pino";
-import { jsonString } from "../lib/internal.ts";
 import type { LogLevel } from "./config.ts";
 import { LineWriter } from "./line-writer.ts";
-import { LINE_EXTRA_BYTES, writeRequestLine } from "./request-line.ts";
+import { hundredths, LINE_EXTRA_BYTES, requestLineText, writeRequestLine } from "./request-line.ts";
 
 export type Logger = pino.Logger;
 
@@ -45,23 +44,6 @@ export type RequestLogger = (
 ) => void;
 
 /**
- * `ms` rounded to hundredths, as `String(Math.round(ms * 100) / 100)` writes it, from integers:
- * formatting a fraction costs several times more than formatting two small integers.
- */
-export function hundredths(ms: number): string {
-  const n = Math.round(ms * 100);
-  if (!(n >= 0 && n <= 0x7fffffff)) return String(n / 100); // negative, huge or NaN: never from a clock
-  const whole = (n / 100) | 0;
-  const frac = n - whole * 100;
-  if (frac === 0) return `${whole}`;
-  if (frac % 10 === 0) return `${whole}.${frac / 10}`;
-  return frac < 10 ? `${whole}.0${frac}` : `${whole}.${frac}`;
-}
-
-const END = ',"msg":"request"}\n';
-const ABORTED_END = ',"aborted":true,"msg":"request"}\n';
-
-/**
  * The writer of request lines, in pino's own format, onto the logger's stream. Written by hand
  * because it is the one line every request pays for: pino's generic serialiser costs about 20
  * times as much. Same stream, so order is kept. Strings are escaped only when they need it, and
@@ -76,7 +58,7 @@ export function requestLogger(logger: Logger): RequestLogger {
   // text costs a dtoa each time).
   let now = 0;
   let start = "";
-  let prefix = new Uint8Array(0); // `start` as bytes
+  let prefix = new Uint8Array(0); // `start` as bytes, for our own writer
   let enabled = logger.isLevelEnabled("info");
   logger.on("level-change", () => {
     enabled = logger.isLevelEnabled("info");
@@ -96,7 +78,7 @@ export function requestLogger(logger: Logger): RequestLogger {
     if (time !== now) {
       now = time;
       start = `{"level":30,"time":${time}${afterTime}`;
-      prefix = Buffer.from(start, "latin1");
+      if (writer !== undefined) prefix = Buffer.from(start, "latin1");
     }
     if (writer !== undefined) {
       const at = writer.reserve(prefix.length + method.length + path.length + reqId.length + LINE_EXTRA_BYTES);
@@ -104,10 +86,7 @@ export function requestLogger(logger: Logger): RequestLogger {
       const end = writeRequestLine(writer.bytes, at, prefix, method, path, status, ms, reqId, aborted);
       if (end >= 0) return writer.commit(end);
     }
-    stream.write(
-      `${start}${method}","path":${jsonString(path)},"status":${status},"ms":${hundredths(ms)},"reqId":"${reqId}"` +
-        (aborted ? ABORTED_END : END),
-    );
+    stream.write(requestLineText(start, method, path, status, ms, reqId, aborted));
   };
 }
 

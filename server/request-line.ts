@@ -1,17 +1,65 @@
 /**
- * A request log line written straight into the log writer's bytes: the line every request pays
- * for, so it is not built as a string first (about ten concatenations, then a flattening and a
- * UTF-8 encoding of the whole chunk: some 5,000 instructions a line). The bytes are the same as
- * the string line's (server/logger.ts); a string with a character this writer does not handle
- * (one JSON escapes, or beyond ASCII) is left to the string line.
+ * The request log line, the one line every request pays for, in pino's own format:
+ * `{"level":30,"time":…,"pid":…,"method":"…","path":"…","status":…,"ms":…,"reqId":"…","msg":"request"}`.
+ * Two forms of the same bytes: `writeRequestLine` writes it straight into the log writer's
+ * buffer (not built as a string first: about ten concatenations, then a flattening and a UTF-8
+ * encoding of the whole chunk, some 5,000 instructions a line); `requestLineText` is the string,
+ * for any other stream and for what the bytes form leaves to it (a character JSON escapes, or
+ * beyond ASCII). Their constant parts are written once, here.
  */
+import { jsonString } from "../lib/internal.ts";
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 
-/** The line's end after `"reqId":"…"`. */
-const END = Buffer.from(',"msg":"request"}\n', "latin1");
-const ABORTED_END = Buffer.from(',"aborted":true,"msg":"request"}\n', "latin1");
+const PATH = '","path":';
+const STATUS = ',"status":';
+const MS = ',"ms":';
+const REQ_ID = ',"reqId":"';
+/** The line's end after `"reqId":"…`. */
+const END = '","msg":"request"}\n';
+const ABORTED_END = '","aborted":true,"msg":"request"}\n';
+
+/**
+ * `ms` rounded to hundredths, as `String(Math.round(ms * 100) / 100)` writes it, from integers:
+ * formatting a fraction costs several times more than formatting two small integers.
+ */
+export function hundredths(ms: number): string {
+  const n = Math.round(ms * 100);
+  if (!(n >= 0 && n <= 0x7fffffff)) return String(n / 100); // negative, huge or NaN: never from a clock
+  const whole = (n / 100) | 0;
+  const frac = n - whole * 100;
+  if (frac === 0) return `${whole}`;
+  if (frac % 10 === 0) return `${whole}.${frac / 10}`;
+  return frac < 10 ? `${whole}.0${frac}` : `${whole}.${frac}`;
+}
+
+/**
+ * The line as a string. `start` ends with `"method":"`; `method` and `reqId` cannot hold a
+ * character JSON must escape (a token; `requestIdOf`'s id), `path` is escaped when it needs it.
+ */
+export function requestLineText(
+  start: string,
+  method: string,
+  path: string,
+  status: number,
+  ms: number,
+  reqId: string,
+  aborted: boolean,
+): string {
+  return (
+    `${start}${method}${PATH}${jsonString(path)}${STATUS}${status}${MS}${hundredths(ms)}${REQ_ID}${reqId}` +
+    (aborted ? ABORTED_END : END)
+  );
+}
+
+const latin1 = (text: string) => Buffer.from(text, "latin1");
+const PATH_BYTES = latin1(`${PATH}"`); // the path's opening quote: the bytes form writes only plain paths
+const PATH_END_BYTES = latin1(`"${STATUS}`);
+const MS_BYTES = latin1(MS);
+const REQ_ID_BYTES = latin1(REQ_ID);
+const END_BYTES = latin1(END);
+const ABORTED_END_BYTES = latin1(ABORTED_END);
 
 /** The most bytes a line takes beyond its prefix and its three strings. */
 export const LINE_EXTRA_BYTES = 128;
@@ -40,7 +88,7 @@ function writeInt(out: Uint8Array, at: number, n: number): number {
   return at + digits;
 }
 
-/** Writes `ms` as hundredths, as `hundredths(ms)` does; -1 for a value no clock gives (negative, huge, NaN). */
+/** Writes `ms` as `hundredths(ms)` does; -1 for a value no clock gives (negative, huge, NaN). */
 function writeHundredths(out: Uint8Array, at: number, ms: number): number {
   const n = Math.round(ms * 100);
   if (!(n >= 0 && n <= 0x7fffffff)) return -1;
@@ -53,11 +101,6 @@ function writeHundredths(out: Uint8Array, at: number, ms: number): number {
   if (frac % 10 !== 0) out[at++] = 0x30 + (frac % 10);
   return at;
 }
-
-const PATH = Buffer.from('","path":"', "latin1");
-const STATUS = Buffer.from('","status":', "latin1");
-const MS = Buffer.from(',"ms":', "latin1");
-const REQ_ID = Buffer.from(',"reqId":"', "latin1");
 
 /**
  * Writes `{…prefix…<method>","path":"<path>","status":<status>,"ms":<ms>,"reqId":"<reqId>"…}\n`
@@ -80,17 +123,16 @@ export function writeRequestLine(
   at = writeBytes(out, at, prefix);
   at = writePlain(out, at, method);
   if (at < 0) return -1;
-  at = writeBytes(out, at, PATH);
+  at = writeBytes(out, at, PATH_BYTES);
   at = writePlain(out, at, path);
   if (at < 0) return -1;
-  at = writeBytes(out, at, STATUS);
+  at = writeBytes(out, at, PATH_END_BYTES);
   at = writeInt(out, at, status);
-  at = writeBytes(out, at, MS);
+  at = writeBytes(out, at, MS_BYTES);
   at = writeHundredths(out, at, ms);
   if (at < 0) return -1;
-  at = writeBytes(out, at, REQ_ID);
+  at = writeBytes(out, at, REQ_ID_BYTES);
   at = writePlain(out, at, reqId);
   if (at < 0) return -1;
-  out[at++] = QUOTE;
-  return writeBytes(out, at, aborted ? ABORTED_END : END);
+  return writeBytes(out, at, aborted ? ABORTED_END_BYTES : END_BYTES);
 }

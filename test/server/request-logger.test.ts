@@ -6,7 +6,8 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { requestIdOf } from "../../lib/request-id.ts";
 import { LineWriter } from "../../server/line-writer.ts";
-import { createLogger, hundredths, requestLogger } from "../../server/logger.ts";
+import { createLogger, requestLogger } from "../../server/logger.ts";
+import { hundredths } from "../../server/request-line.ts";
 
 test("request log: ms is written as String(Math.round(ms * 100) / 100) would write it", () => {
   const values = [0, 0.001, 0.004, 0.005, 0.0149, 0.015, 0.1, 0.25, 1, 1.1, 1.05, 9.999, 12.34, 99.995, 100, 2047.5];
