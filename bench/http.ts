@@ -408,8 +408,10 @@ async function main() {
       env.BENCH_LOCATION = JSON.stringify(bench.location);
     }
     // One profile a thread (tsx runs a loader thread): the main thread's is the big one.
-    const profile = (side: string) =>
-      PROFILE ? ["--cpu-prof", `--cpu-prof-dir=${PROFILE_DIR}${id}-${side}`] : FUNCTIONS ? PERF_MAP_FLAGS : [];
+    const profile = (side: string) => [
+      ...(PROFILE ? ["--cpu-prof", `--cpu-prof-dir=${PROFILE_DIR}${id}-${side}`] : []),
+      ...(FUNCTIONS ? PERF_MAP_FLAGS : []),
+    ];
     // BENCH_OURS=node-http swaps the server under test, to locate a cost (see servers/ours.ts).
     const oursMode = process.env.BENCH_OURS ?? s.ours;
     const ours =
