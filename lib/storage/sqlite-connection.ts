@@ -73,11 +73,33 @@ export function prepare(db: Database, sql: string): Promise<Prepared> {
 /** The write statements of a store, compiled once on its write connection. */
 export type WriteStatements = Record<"begin" | "rollback" | "nextId" | "claim" | "find", Prepared>;
 
+/** Whether `error` is SQLite's SQLITE_BUSY (any of its extended codes). */
+const isBusy = (error: unknown) => (error as { code?: unknown } | null)?.code === "SQLITE_BUSY";
+
+/**
+ * Puts the file in WAL mode (a no-op once it is). The switch reads the file, then asks for its
+ * write lock; when another connection took that lock in between (another process creating its
+ * tables in a new file), SQLite answers SQLITE_BUSY at once, without its busy time-out, lest the
+ * two wait on each other. So the switch is tried again until `timeoutMs` has passed.
+ */
+async function switchToWal(db: Database, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (let pause = 1; ; pause = Math.min(pause * 2, 50)) {
+    try {
+      await queryAll(db, "PRAGMA journal_mode = WAL");
+      return;
+    } catch (error) {
+      if (!isBusy(error) || Date.now() + pause > deadline) throw error;
+      await new Promise((resolve) => setTimeout(resolve, pause));
+    }
+  }
+}
+
 /** Sets the connection's busy time-out and PRAGMAs, then creates the tables and indexes of `table` when missing. */
 export async function setUpSchema(db: Database, table: string, timeoutMs: number, mmapBytes: number): Promise<void> {
   db.configure("busyTimeout", timeoutMs);
   const query = (sql: string) => queryAll(db, sql);
-  await query("PRAGMA journal_mode = WAL");
+  await switchToWal(db, timeoutMs);
   await query("PRAGMA synchronous = NORMAL");
   // Pages of a large file read as memory, not one pread() each (the main file only; the WAL is read as before).
   await query(`PRAGMA mmap_size = ${mmapBytes}`);

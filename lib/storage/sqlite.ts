@@ -115,8 +115,8 @@ export async function sqliteStorage(options: SqliteStorageOptions): Promise<PetS
 
   let compiledWrites: WriteStatements;
   try {
-    // One connection at a time opens the file: two opening a WAL file together may meet
-    // SQLITE_BUSY (its recovery) without the busy time-out applying.
+    // Keyv's connection first, then ours: fewer locks met while the file switches to WAL (which
+    // other processes opening it may still make wait: setUpSchema tries the switch again).
     await keyvOpened;
     const own = await openDatabase(sqlite3, path);
     db = own;
