@@ -2,6 +2,7 @@
  * The request body of a create, before it is a NewPet: what its headers say (type, announced
  * size) and what its bytes are (size, UTF-8, JSON). Every refusal is a contract answer.
  */
+import { isDigits } from "./chars.ts";
 import type { Refusal } from "./errors.ts";
 import { refuse } from "./errors.ts";
 import type { HeaderValue } from "./http.ts";
@@ -25,7 +26,7 @@ export function tooLarge(maxBodyBytes: number): Refusal {
 export function refusedBody(headers: Readonly<Record<string, HeaderValue>>, maxBodyBytes: number): Refusal | undefined {
   if (!isJson(firstValue(headers["content-type"]))) return refuse("unsupported_media_type");
   const declared = firstValue(headers["content-length"]);
-  if (declared !== undefined && /^[0-9]+$/.test(declared) && Number(declared) > maxBodyBytes) {
+  if (declared !== undefined && isDigits(declared) && Number(declared) > maxBodyBytes) {
     return tooLarge(maxBodyBytes);
   }
   return undefined;

@@ -1,8 +1,9 @@
 /**
  * The HTTP-neutral request and response of the adapter protocol, and the few helpers every
- * adapter needs to read a request the way the core does. No imports: every file of the core and
- * every adapter can use it without an import circle.
+ * adapter needs to read a request the way the core does. It imports only chars.ts, which imports
+ * nothing: every file of the core and every adapter can use it without an import circle.
  */
+import { hasUpperCase } from "./chars.ts";
 
 /** A header's value as Node gives it: one string, a repeated header's strings, or absent. */
 export type HeaderValue = string | string[] | undefined;
@@ -73,8 +74,6 @@ export function isUnderBasePath(target: string, basePath: string): boolean {
   return Number.isNaN(next) || next === 47 /* / */ || next === 63 /* ? */;
 }
 
-const UPPER = /[A-Z]/;
-
 /**
  * The headers with lower-case names, at the edge, once (as Apollo's HeaderMap does): the same
  * object when they already are (Node's always are). Two names that differ only in case become one
@@ -85,7 +84,7 @@ export function lowerCaseHeaders(
 ): Readonly<Record<string, HeaderValue>> {
   let upper = false;
   for (const name in headers) {
-    if (UPPER.test(name)) {
+    if (hasUpperCase(name)) {
       upper = true;
       break;
     }

@@ -2,14 +2,12 @@
  * JSON text the core writes by hand: strings escaped only when they need it, and pets in the
  * contract's key order with their length in UTF-8 bytes counted while they are written.
  */
+import { isPlainJson } from "./chars.ts";
 import type { Pet } from "./schemas.ts";
-
-/** Characters that are one UTF-8 byte and need no JSON escape: printable ASCII but `"` and `\`. */
-const PLAIN = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
 
 /** A JSON string literal for `s`: quoted as it is when nothing in it needs escaping. */
 export function jsonString(s: string): string {
-  return PLAIN.test(s) ? `"${s}"` : JSON.stringify(s);
+  return isPlainJson(s) ? `"${s}"` : JSON.stringify(s);
 }
 
 /**
@@ -60,7 +58,7 @@ export function utf8Length(s: string): number {
 }
 
 function petText(p: Pet): PetText {
-  const plain = PLAIN.test(p.name);
+  const plain = isPlainJson(p.name);
   const name = plain ? `"${p.name}"` : JSON.stringify(p.name);
   const extra = plain ? 0 : utf8Length(name) - name.length;
   return {

@@ -4,6 +4,7 @@
  * inputs that use them.
  */
 import * as v from "valibot";
+import { isDigits } from "./chars.ts";
 import { ERRORS, PetStoreError } from "./errors.ts";
 
 export const MAX_ID = Number.MAX_SAFE_INTEGER;
@@ -148,8 +149,29 @@ export function issueDetails(issues: readonly v.BaseIssue<unknown>[]): { path: s
   });
 }
 
+/**
+ * The usual NewPet, checked by hand: an object with no key but the three, a name of at most 200
+ * UTF-16 units (so at most 200 characters) with a non-space, an id, a status or none. Anything
+ * else is undefined, and the NewPet schema decides it (and words its refusal). What this accepts
+ * the schema accepts, with the same result (a test holds them together); it costs a tenth of a
+ * schema parse, which every create pays.
+ */
+export function usualNewPet(input: unknown): CheckedNewPet | undefined {
+  if (typeof input !== "object" || input === null) return undefined;
+  // for…in, as the schema's own check of unknown keys: own and inherited enumerable keys
+  for (const key in input) if (key !== "name" && key !== "categoryId" && key !== "status") return undefined;
+  const { name, categoryId, status } = input as Record<string, unknown>;
+  if (typeof name !== "string" || name.length > MAX_NAME_LENGTH || name.trim().length === 0) return undefined;
+  if (typeof categoryId !== "number" || !Number.isSafeInteger(categoryId) || categoryId < 1) return undefined;
+  if (status === undefined) return { name, categoryId, status: "available" };
+  if (status === "available" || status === "pending" || status === "sold") return { name, categoryId, status };
+  return undefined;
+}
+
 /** The NewPet in `input` (JavaScript callers may pass anything) with defaults applied, or `invalid_body`. */
 export function checkNewPet(input: unknown): CheckedNewPet {
+  const usual = usualNewPet(input);
+  if (usual !== undefined) return usual;
   const parsed = v.safeParse(NewPet, input);
   if (!parsed.success) {
     const details = issueDetails(parsed.issues);
@@ -167,7 +189,7 @@ export function checkNewPet(input: unknown): CheckedNewPet {
 export function parsePetId(id: unknown): number {
   if (typeof id === "number") {
     if (Number.isSafeInteger(id) && id >= 1) return id;
-  } else if (typeof id === "string" && id.length > 0 && id.length <= 16 && /^[0-9]+$/.test(id)) {
+  } else if (typeof id === "string" && id.length > 0 && id.length <= 16 && isDigits(id)) {
     const n = Number(id);
     if (n >= 1 && n <= MAX_ID) return n;
   }

@@ -2,8 +2,10 @@
 
 import { test } from "uvu";
 import * as assert from "uvu/assert";
+import * as v from "valibot";
 import type { NewPetInput } from "../../lib/index.ts";
 import { isPetStoreError } from "../../lib/index.ts";
+import { NewPet, usualNewPet } from "../../lib/schemas.ts";
 import { call, errorOf, json, makeStore } from "../support/helpers.ts";
 
 const name200 = "n".repeat(200);
@@ -213,6 +215,74 @@ test("handle POST /v1/pets: the Location header uses the configured base path", 
   const res = await call(store, "POST", "/api/v1/pets", { body: '{"name":"Rex","categoryId":1}' });
   assert.is(res.status, 201);
   assert.is(res.headers.location, "/api/v1/pets/1");
+});
+
+/** Every combination of these, and odd shapes beside them: what the hand check accepts, the schema must. */
+const NAMES: unknown[] = [
+  "Rex",
+  name200,
+  "n".repeat(201),
+  emoji200.slice(0, 200),
+  "",
+  " ",
+  "\u00a0",
+  "\ufeff",
+  "\u2028x",
+  " Rex ",
+  5,
+  null,
+  ["Rex"],
+];
+const IDS: unknown[] = [
+  1,
+  7,
+  Number.MAX_SAFE_INTEGER,
+  Number.MAX_SAFE_INTEGER + 1,
+  0,
+  -1,
+  1.5,
+  Number.NaN,
+  Infinity,
+  "1",
+  null,
+];
+const STATUSES: unknown[] = [undefined, "available", "pending", "sold", "Sold", "", null, 1];
+
+function* candidates(): Generator<unknown> {
+  for (const name of NAMES)
+    for (const categoryId of IDS)
+      for (const status of STATUSES) {
+        yield { name, categoryId, status };
+        yield status === undefined ? { name, categoryId } : { categoryId, status, name };
+        yield { name, categoryId, status, id: 1 };
+        yield Object.assign(Object.create({ extra: 1 }), { name, categoryId });
+        yield Object.assign(Object.create({ name, categoryId }), { status });
+        yield Object.assign([], { name, categoryId });
+      }
+  yield JSON.parse('{"name":"Rex","categoryId":1,"__proto__":{"x":1}}');
+  yield Object.defineProperty({ name: "Rex", categoryId: 1 }, "hidden", { value: 1, enumerable: false });
+  yield* [null, undefined, "Rex", 1, [], {}, () => 1];
+}
+
+test("createPet: the hand check of the usual NewPet accepts only what the schema accepts, with its result", () => {
+  let accepted = 0;
+  for (const input of candidates()) {
+    const usual = usualNewPet(input);
+    if (usual === undefined) continue;
+    accepted++;
+    const parsed = v.safeParse(NewPet, input);
+    assert.ok(parsed.success, `the schema refuses what the hand check accepted: ${JSON.stringify(input)}`);
+    const { name, categoryId, status = "available" } = parsed.output;
+    assert.equal(usual, { name, categoryId, status }, JSON.stringify(input));
+  }
+  // the usual bodies do take the hand check (not only the schema)
+  assert.equal(usualNewPet({ name: "Rex", categoryId: 7 }), { name: "Rex", categoryId: 7, status: "available" });
+  assert.equal(usualNewPet(JSON.parse('{"name":"Rex","categoryId":7,"status":"sold"}')), {
+    name: "Rex",
+    categoryId: 7,
+    status: "sold",
+  });
+  assert.ok(accepted > 50, `${accepted} accepted`);
 });
 
 test.run();
