@@ -189,7 +189,7 @@ export function checkNewPet(input: unknown): CheckedNewPet {
 export function parsePetId(id: unknown): number {
   if (typeof id === "number") {
     if (Number.isSafeInteger(id) && id >= 1) return id;
-  } else if (typeof id === "string" && id.length > 0 && id.length <= 16 && isDigits(id)) {
+  } else if (typeof id === "string" && id.length <= 16 && isDigits(id)) {
     const n = Number(id);
     if (n >= 1 && n <= MAX_ID) return n;
   }
