@@ -82,9 +82,10 @@ function collect(stream: Readable, limit: number): Promise<Uint8Array> {
 
 /**
  * The whole body when all of it waits in the stream's buffer (as many bytes as a request's
- * Content-Length announced); undefined otherwise.
+ * Content-Length announced), taken from it; undefined otherwise. Not public: the Node adapter's
+ * own shortcut (see bodyOf in ./node-http.ts).
  */
-function buffered(stream: Readable & { headers?: IncomingHttpHeaders }, limit: number): Uint8Array | undefined {
+export function buffered(stream: Readable & { headers?: IncomingHttpHeaders }, limit: number): Uint8Array | undefined {
   const length = stream.headers?.["content-length"];
   if (length === undefined || stream.readableFlowing === true) return undefined;
   const size = stream.readableLength;

@@ -7,9 +7,9 @@
  * @example http.createServer(createNodeHandler(createPetStore({ auth: ["my-key"] }))).listen(8080);
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
-import type { AdapterStore, PetStoreResponse } from "../lib/index.ts";
+import type { AdapterStore, BodyReader, PetStoreResponse } from "../lib/index.ts";
 import { checkOptionNames, isPromise, isUnderBasePath } from "../lib/index.ts";
-import { announcesBody, cannotRespond, mustClose, nodeRequest, readBody } from "./node-body.ts";
+import { announcesBody, buffered, cannotRespond, mustClose, nodeRequest, readBody } from "./node-body.ts";
 
 export { announcesBody, cannotRespond, mustClose, nodeRequest, readBody } from "./node-body.ts";
 
@@ -84,6 +84,32 @@ function bodyReader(req: IncomingMessage): (limit: number) => Promise<Uint8Array
       : readBody(req, limit);
 }
 
+/** Hands the request to the store, and writes its response: in this tick when nothing had to wait. */
+function answer(
+  store: AdapterStore,
+  req: IncomingMessage,
+  res: ServerResponse,
+  url: string,
+  body: Uint8Array | BodyReader | undefined,
+  onResponse: OnResponse | undefined,
+  started: number,
+): void {
+  const request = nodeRequest(req.method ?? "GET", url, req.headers, undefined);
+  request.body = body;
+  const response = store.respond(request);
+  if (isPromise(response)) response.then((r) => send(store, req, res, r, onResponse, started));
+  else send(store, req, res, response, onResponse, started);
+}
+
+/**
+ * The request's body for the core: its bytes when they are all in already (the usual small body,
+ * which came with the headers), else a reader. Bytes in hand let the core answer without a promise.
+ */
+function bodyOf(req: IncomingMessage, limit: number): Uint8Array | BodyReader {
+  if ((req as { _body?: unknown })._body === true || req.readableEnded === true) return bodyReader(req);
+  return buffered(req, limit) ?? bodyReader(req);
+}
+
 /**
  * Creates the listener for `http.createServer(listener)`, or to call from an existing server for
  * the paths under `store.basePath` (Express `app.use(listener)` works too).
@@ -111,15 +137,9 @@ export function createNodeHandler(store: AdapterStore, options: NodeHandlerOptio
     }
     const headers = req.headers;
     const started = onResponse ? performance.now() : 0;
-    const request = nodeRequest(
-      req.method ?? "GET",
-      url,
-      headers,
-      announcesBody(headers) ? bodyReader(req) : undefined,
-    );
-    // The store answers at once when nothing had to wait: the response is written in this tick.
-    const response = store.respond(request);
-    if (isPromise(response)) response.then((r) => send(store, req, res, r, onResponse, started));
-    else send(store, req, res, response, onResponse, started);
+    if (!announcesBody(headers)) return answer(store, req, res, url, undefined, onResponse, started);
+    // One microtask later Node's parser is through what arrived with the headers: a small body
+    // is then in the stream's buffer, and is handed over as bytes.
+    queueMicrotask(() => answer(store, req, res, url, bodyOf(req, store.maxBodyBytes), onResponse, started));
   };
 }

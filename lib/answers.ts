@@ -14,8 +14,9 @@ import type { CheckedKey } from "./idempotency.ts";
 import { parseIdempotencyKey, scopeOf } from "./idempotency.ts";
 import type { JsonText } from "./json.ts";
 import { flat } from "./json.ts";
-import type { CreatedPet, PetPage } from "./operations.ts";
+import type { PetPage } from "./operations.ts";
 import { listQuery } from "./query.ts";
+import type { Pet } from "./schemas.ts";
 
 /**
  * GET/HEAD {base}/pets: a page, with `Link: rel="next"` when more follow. Over in-process storage,
@@ -91,21 +92,46 @@ export function createPetResponse(handler: Handler, exchange: Exchange): Awaitab
   return createFromBody(handler, exchange, key);
 }
 
-/** Reads (or takes) the body and creates the pet (once per key, with one): one async step from bytes to response. */
-async function createFromBody(
+/**
+ * Reads (or takes) the body and creates the pet (once per key, with one). Without a promise when
+ * nothing has to wait (the body in hand, a store in process): a create then answers in the tick
+ * it arrived in, as a page does.
+ */
+function createFromBody(
   handler: Handler,
   exchange: Exchange,
   key: CheckedKey | undefined,
-): Promise<PetStoreResponse> {
+): Awaitable<PetStoreResponse> {
   const raw = exchange.request.body;
-  const body = parseJson(typeof raw === "function" ? await raw(handler.maxBodyBytes) : raw, handler.maxBodyBytes);
+  if (typeof raw !== "function") return createFromBytes(handler, exchange, key, raw);
+  return raw(handler.maxBodyBytes).then((bytes) => createFromBytes(handler, exchange, key, bytes));
+}
+
+/** Parses the body and creates the pet: one step from bytes to response. */
+function createFromBytes(
+  handler: Handler,
+  exchange: Exchange,
+  key: CheckedKey | undefined,
+  raw: Uint8Array | string | null | undefined,
+): Awaitable<PetStoreResponse> {
+  const body = parseJson(raw, handler.maxBodyBytes);
   if (isRefusal(body)) return exchange.error(body);
   const caller = { requestId: exchange.requestId, token: exchange.token };
-  const created: CreatedPet =
-    key === undefined
-      ? { pet: await handler.ops.createPet(body.value, caller), replayed: false }
-      : await handler.ops.createPetOnce(body.value, key, caller);
-  const location = `${handler.collectionPath}/${created.pet.id}`;
-  const headers: Record<string, string> = created.replayed ? { location, "idempotent-replayed": "true" } : { location };
-  return exchange.json(201, handler.json.created(created.pet), headers);
+  if (key === undefined) {
+    const pet = handler.ops.createPet(body.value, caller);
+    return isPromise(pet)
+      ? pet.then((p) => created(handler, exchange, p, false))
+      : created(handler, exchange, pet, false);
+  }
+  const once = handler.ops.createPetOnce(body.value, key, caller);
+  return isPromise(once)
+    ? once.then((c) => created(handler, exchange, c.pet, c.replayed))
+    : created(handler, exchange, once.pet, once.replayed);
+}
+
+/** 201 with the pet and its Location (and `Idempotent-Replayed: true` for a replay). */
+function created(handler: Handler, exchange: Exchange, pet: Pet, replayed: boolean): PetStoreResponse {
+  const location = `${handler.collectionPath}/${pet.id}`;
+  const headers: Record<string, string> = replayed ? { location, "idempotent-replayed": "true" } : { location };
+  return exchange.json(201, handler.json.created(pet), headers);
 }

@@ -14,6 +14,7 @@ import type { Caller, CheckedRules } from "./rules.ts";
 import { createUnderRules } from "./rules.ts";
 import type { CheckedNewPet, ListQuery, NewPet as NewPetInput, Pet, PetStatus } from "./schemas.ts";
 import { checkNewPet, isPet, parsePetId } from "./schemas.ts";
+import { createNowOf } from "./storage/create-now.ts";
 import type { GuardedCall } from "./storage/guard.ts";
 import type { CreateOnceResult, IdempotencyRecord, PetStorage } from "./storage/port.ts";
 
@@ -165,9 +166,10 @@ export function createOperations(storage: PetStorage, options: OperationOptions)
   }
 
   function store(data: CheckedNewPet): Awaitable<Pet> {
-    const pet = guard("createPet", () =>
-      storage.create({ name: data.name, categoryId: data.categoryId, status: data.status }),
-    );
+    const fields = { name: data.name, categoryId: data.categoryId, status: data.status };
+    // Asked each time: a storage's create replaced since (a spy, a wrapper) is the one called.
+    const now = createNowOf(storage.create);
+    const pet = guard("createPet", now === undefined ? () => storage.create(fields) : () => now(fields));
     if (trusted) return pet;
     return isPromise(pet) ? pet.then(checked) : checked(pet);
   }

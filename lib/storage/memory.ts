@@ -6,6 +6,7 @@
 import Keyv from "keyv";
 import type { Pet, PetStatus } from "../schemas.ts";
 import { PET_STATUSES } from "../schemas.ts";
+import { withTwin } from "./create-now.ts";
 import { MemoryKeys } from "./memory-keys.ts";
 import type { CreateOnceResult, IdempotencyRecord, ListPage, PetData, PetStorage } from "./port.ts";
 import type { CountsWrites } from "./write-count.ts";
@@ -241,9 +242,8 @@ export function memoryStorage(options: MemoryStorageOptions = {}): PetStorage {
     kind: "memory",
     inProcess: true,
     // One synchronous step, as createOnce: the value in Keyv's store (Keyv's format), then the index.
-    create(data: PetData): Promise<Pet> {
-      return Promise.resolve(insert(data)); // the table keeps columns, not this object: it is the caller's
-    },
+    // The core calls its twin, insert, and answers without a promise (./create-now.ts).
+    create: withTwin((data: PetData): Promise<Pet> => Promise.resolve(insert(data)), insert),
     // One synchronous step: no other call can run between the look-up and the writes.
     createOnce(data: PetData, record: IdempotencyRecord): CreateOnceResult {
       keys.sweep(record.now, SWEEP_BATCH);

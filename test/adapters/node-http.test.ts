@@ -9,6 +9,7 @@ import { createRequest, createResponse } from "node-mocks-http";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { createNodeHandler } from "../../adapters/node-http.ts";
+import type { AdapterStore } from "../../lib/index.ts";
 import { createPetStore } from "../../lib/index.ts";
 
 const KEY = "node-http-key";
@@ -171,6 +172,50 @@ test("node-http: an answer from memory storage is written before the listener re
   await new Promise((resolve) => setImmediate(resolve));
   assert.ok(later._isEndCalled());
   assert.is(later.statusCode, 200);
+});
+
+test("node-http: a body that came with the headers reaches the store as bytes; one that comes later, through a reader", async () => {
+  const store = createPetStore({ auth: [KEY] });
+  const bodies: string[] = [];
+  const watched: AdapterStore = {
+    basePath: store.basePath,
+    maxBodyBytes: store.maxBodyBytes,
+    respond: (request) => {
+      bodies.push(typeof request.body === "function" ? "reader" : (request.body?.constructor.name ?? "none"));
+      return store.respond(request);
+    },
+  };
+  await serve(createNodeHandler(watched), async (base) => {
+    const posted = await fetch(`${base}/v1/pets`, {
+      method: "POST",
+      headers: { ...auth, "content-type": "application/json" },
+      body: '{"name":"Rex","categoryId":1}',
+    });
+    assert.is(posted.status, 201, await posted.text());
+    // Headers first, the body 100 ms later: it is not in when the store is asked.
+    const { port } = new URL(base);
+    const late = await new Promise<string>((resolve, reject) => {
+      const body = '{"name":"Tom","categoryId":2}';
+      const req = http.request({ port: Number(port), host: "127.0.0.1", method: "POST", path: "/v1/pets" }, (res) => {
+        let text = "";
+        res.on("data", (chunk) => (text += chunk));
+        res.on("end", () => resolve(`${res.statusCode} ${text}`));
+      });
+      req.on("error", reject);
+      req.setHeader("authorization", auth.authorization);
+      req.setHeader("content-type", "application/json");
+      req.setHeader("content-length", String(body.length));
+      req.flushHeaders();
+      setTimeout(() => req.end(body), 100);
+    });
+    assert.ok(late.startsWith("201 "), late);
+    const listed = await fetch(`${base}/v1/pets`, { headers: auth });
+    assert.equal(
+      ((await listed.json()) as { name: string }[]).map((pet) => pet.name),
+      ["Rex", "Tom"],
+    );
+  });
+  assert.equal(bodies, ["Buffer", "reader", "none"]);
 });
 
 test("node-http: createNodeHandler refuses what is not a store, and a fallback that is not a function", () => {

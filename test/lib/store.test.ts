@@ -7,7 +7,7 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { lowerCaseHeaders } from "../../lib/http.ts";
 import type { PetStorage } from "../../lib/index.ts";
-import { createPetStore, isPromise, sqliteStorage } from "../../lib/index.ts";
+import { createPetStore, isPromise, memoryStorage, sqliteStorage } from "../../lib/index.ts";
 import { AUTH, errorOf, json, KEY, makeStore } from "../support/helpers.ts";
 
 test("respond: a page from memory storage is the response itself, not a promise", async () => {
@@ -18,6 +18,58 @@ test("respond: a page from memory storage is the response itself, not a promise"
   if (isPromise(response)) return;
   assert.is(response.status, 200);
   assert.equal(JSON.parse(response.body), [{ id: 1, name: "Rex", categoryId: 1, status: "available" }]);
+});
+
+test("respond: a create on memory storage with its body in hand is the response itself, not a promise", async () => {
+  const store = makeStore();
+  const request = {
+    method: "POST",
+    path: "/v1/pets",
+    headers: { authorization: AUTH, "content-type": "application/json" },
+  };
+  for (const body of ['{"name":"Rex","categoryId":1}', new TextEncoder().encode('{"name":"Tom","categoryId":2}')]) {
+    const response = store.respond({ ...request, body });
+    assert.not.ok(isPromise(response), typeof body);
+    if (isPromise(response)) return;
+    assert.is(response.status, 201, response.body);
+  }
+  // Refused without a promise as well; a body behind a reader has to be waited for.
+  const refused = store.respond({ ...request, body: '{"name":""}' });
+  assert.ok(!isPromise(refused) && refused.status === 400);
+  const read = store.respond({ ...request, body: async () => '{"name":"Max","categoryId":3}' });
+  assert.ok(isPromise(read));
+  assert.is((await read).status, 201);
+  const { pets } = await store.listPets();
+  assert.equal(
+    pets.map((pet) => pet.name),
+    ["Rex", "Tom", "Max"],
+  );
+});
+
+test("createPet: over a memory storage whose create was replaced (a wrapper, a spy), that create is called", async () => {
+  const inner = memoryStorage();
+  const names: string[] = [];
+  const storage: PetStorage = {
+    ...inner,
+    create: (data) => {
+      names.push(data.name);
+      return inner.create(data);
+    },
+  };
+  const store = createPetStore({ auth: [KEY], storage });
+  await store.createPet({ name: "Rex", categoryId: 1 });
+  const response = await store.handle({
+    method: "POST",
+    path: "/v1/pets",
+    headers: { authorization: AUTH, "content-type": "application/json" },
+    body: '{"name":"Tom","categoryId":2}',
+  });
+  assert.is(response.status, 201, response.body);
+  assert.equal(names, ["Rex", "Tom"]);
+  assert.equal(
+    (await inner.list({ after: 0, limit: 5 })).map((pet) => pet.name),
+    ["Rex", "Tom"],
+  );
 });
 
 test("respond: with an async verify the response is a promise of the same response handle() gives", async () => {
