@@ -70,11 +70,24 @@ export type Credentials =
   | { kind: "invalid" } // wrong scheme or empty token
   | { kind: "bearer"; token: string };
 
+const BEARER = "bearer";
+
+/**
+ * True when `header` starts with "Bearer " in any case. Compared by character codes, without the
+ * copy and lower-casing of a slice: only "B" and "b" give "b" once the lower-case bit is set, and
+ * so on for each letter of "bearer".
+ */
+function hasBearerScheme(header: string): boolean {
+  if (header.length < 7 || header.charCodeAt(6) !== 32) return false;
+  for (let i = 0; i < 6; i++) if ((header.charCodeAt(i) | 0x20) !== BEARER.charCodeAt(i)) return false;
+  return true;
+}
+
 /** Reads `Authorization: Bearer <token>`; the scheme name is case-insensitive. */
 export function readBearer(header: string | string[] | undefined): Credentials {
   if (header === undefined) return { kind: "missing" };
   if (Array.isArray(header)) return header.length === 0 ? { kind: "missing" } : { kind: "invalid" };
-  if (header.length < 7 || header.charCodeAt(6) !== 32 || header.slice(0, 6).toLowerCase() !== "bearer") {
+  if (!hasBearerScheme(header)) {
     return header.trim() === "" ? { kind: "missing" } : { kind: "invalid" };
   }
   const token = header.slice(7).trim();
