@@ -72,16 +72,17 @@ const BODY_ALREADY_READ =
   "petstore-lib: the request body was already read by another middleware (express.json(), body-parser, ...) " +
   "before the pet store saw it: mount the pet store (app.use(createNodeHandler(store))) before body parsers";
 
+/** True when another middleware read the body first (body-parser marks the request `_body`; any reader leaves the stream ended). */
+function alreadyRead(req: IncomingMessage): boolean {
+  return (req as { _body?: unknown })._body === true || req.readableEnded === true;
+}
+
 /**
- * The request's BodyReader. A body another middleware already read (body-parser marks the request
- * `_body`; any reader leaves the stream ended) is not the client's fault: the reader rejects with
- * an Error, which the core answers 500 internal_error and reports to onError.
+ * The request's BodyReader. A body another middleware already read is not the client's fault: the
+ * reader rejects with an Error, which the core answers 500 internal_error and reports to onError.
  */
 function bodyReader(req: IncomingMessage): (limit: number) => Promise<Uint8Array> {
-  return (limit) =>
-    (req as { _body?: unknown })._body === true || req.readableEnded === true
-      ? Promise.reject(new Error(BODY_ALREADY_READ))
-      : readBody(req, limit);
+  return (limit) => (alreadyRead(req) ? Promise.reject(new Error(BODY_ALREADY_READ)) : readBody(req, limit));
 }
 
 /** Hands the request to the store, and writes its response: in this tick when nothing had to wait. */
@@ -106,7 +107,7 @@ function answer(
  * which came with the headers), else a reader. Bytes in hand let the core answer without a promise.
  */
 function bodyOf(req: IncomingMessage, limit: number): Uint8Array | BodyReader {
-  if ((req as { _body?: unknown })._body === true || req.readableEnded === true) return bodyReader(req);
+  if (alreadyRead(req)) return bodyReader(req); // it rejects, as the core then reports
   return buffered(req, limit) ?? bodyReader(req);
 }
 

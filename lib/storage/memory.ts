@@ -229,7 +229,10 @@ export function memoryStorage(options: MemoryStorageOptions = {}): PetStorage {
   let lastId = 0;
   const keys = new MemoryKeys();
 
-  /** Stores a new pet in one synchronous step: its value in Keyv's store (Keyv's format), and its status index. */
+  /**
+   * Stores a new pet in one synchronous step: its value in Keyv's store (Keyv's format), and its
+   * status index. The pet returned is the caller's: the table keeps columns, not this object.
+   */
   function insert(data: PetData): Pet {
     const id = ++lastId;
     const pet: Pet = { id, name: data.name, categoryId: data.categoryId, status: data.status };
