@@ -97,6 +97,9 @@ if (chromiumOrSkip(rule)) {
       assert.match(outcome, /^TypeError: /, "the disallowed origin's fetch rejects");
 
       // The server saw the browser's preflights (answered 204 before any key) and the requests.
+      // Its log lines reach stdout up to 200 ms late (they are written in batches): the other
+      // origin's preflight, refused 405, is the last request, so the lines are all in once it is.
+      await (server as Child).line(/"method":"OPTIONS".*"status":405/, 5000);
       const logs = jsonLines(server.stdout()).filter((line) => line.method !== undefined);
       const preflights = logs.filter((line) => line.method === "OPTIONS");
       assert.ok(preflights.length >= 1, "the browser sent a preflight");
