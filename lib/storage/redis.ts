@@ -2,7 +2,8 @@
  * Redis storage: pet values in Keyv's keys (@keyv/redis writes `<namespace>::<id>`, Keyv's format),
  * and beside them what Keyv cannot do: the id sequence and sorted sets of ids (all pets, and one per
  * status). On a Redis Cluster every key starts with `{<namespace>}:`, one hash tag, so one slot.
- * A create takes its id, then writes the pet atomically; a page is two commands. docs/STORAGE.md.
+ * A create takes its id, then writes the pet atomically; a page is one script when its pets were
+ * guessed (redis-page-guess.ts), else two commands. docs/STORAGE.md.
  */
 import type { Pet, PetStatus } from "../schemas.ts";
 import { redactUrl, StorageConfigError } from "./config-error.ts";
@@ -11,7 +12,8 @@ import type { CreateOnceResult, IdempotencyRecord, ListPage, PetData, PetStorage
 import { connectCluster } from "./redis-cluster.ts";
 import { connectServer, type RedisConnection, type RedisDriver } from "./redis-connection.ts";
 import { makeReplicatedWrites } from "./redis-durability.ts";
-import { CLAIM, readReply, runScript, WRITE } from "./redis-scripts.ts";
+import { makePageGuesses } from "./redis-page-guess.ts";
+import { CLAIM, PAGE, readReply, runScript, WRITE } from "./redis-scripts.ts";
 import {
   checkNewId,
   indexedId,
@@ -167,6 +169,7 @@ function buildStore(
         failed: connection.failed,
       })
     : undefined;
+  const guesses = makePageGuesses(keys.index, keys.value);
   let closing: Promise<void> | undefined;
   // A closed store refuses calls before they reach the driver (@keyv/redis would even reconnect).
   const ensureOpen = () => {
@@ -249,12 +252,14 @@ function buildStore(
     },
     async list({ status, after, limit }: ListPage): Promise<Pet[]> {
       ensureOpen();
-      const ids = await commands.zRangeByScore(keys.index(status), `(${after}`, "+inf", {
-        LIMIT: { offset: 0, count: limit },
-      });
-      if (ids.length === 0) return [];
+      const { keys: keyList, args } = guesses.inputOf(status, after, limit);
+      const reply = await runScript(commands, PAGE, keyList, args);
       // Ids stay the members' text: the client decodes integer replies imprecisely near 2^53.
-      const raws = await commands.mGet(ids.map((id) => keys.value(String(id))));
+      let [ids, raws] = reply as [string[], unknown[] | undefined];
+      if (raws === undefined) {
+        guesses.learn(status, after, limit, ids);
+        raws = ids.length === 0 ? [] : await commands.mGet(ids.map((id) => keys.value(id)));
+      }
       return ids.map((id, i) => storedPet(indexedId(id, "redis"), raws[i], values, "redis"));
     },
     async ping() {
