@@ -98,3 +98,18 @@ end
 if #keys == 0 then return {ids, {}} end
 return {ids, redis.call('MGET', unpack(keys))}
 `);
+
+/**
+ * A plain create in one round trip, at the id the store guessed (redis-id-guess.ts): when the
+ * sequence stands just below it, takes it and writes the value before both index entries, as WRITE
+ * does; else writes nothing and answers `moved`. KEYS: the sequence, the value, the index of all
+ * pets, the index of the pet's status. ARGV: the id, the value's text.
+ */
+export const WRITE_AT = hashScript(`
+if tonumber(redis.call('GET', KEYS[1]) or '0') + 1 ~= tonumber(ARGV[1]) then return {'moved'} end
+redis.call('SET', KEYS[1], ARGV[1])
+redis.call('SET', KEYS[2], ARGV[2])
+redis.call('ZADD', KEYS[3], ARGV[1], ARGV[1])
+redis.call('ZADD', KEYS[4], ARGV[1], ARGV[1])
+return {'created'}
+`);

@@ -2,8 +2,9 @@
  * Redis storage: pet values in Keyv's keys (@keyv/redis writes `<namespace>::<id>`, Keyv's format),
  * and beside them what Keyv cannot do: the id sequence and sorted sets of ids (all pets, and one per
  * status). On a Redis Cluster every key starts with `{<namespace>}:`, one hash tag, so one slot.
- * A create takes its id, then writes the pet atomically; a page is one script when its pets were
- * guessed (redis-page-guess.ts), else two commands. docs/STORAGE.md.
+ * A create is one script at a guessed id (redis-id-guess.ts), else takes its id, then writes the pet
+ * atomically; a page is one script when its pets were guessed (redis-page-guess.ts), else two
+ * commands. docs/STORAGE.md.
  */
 import type { Pet, PetStatus } from "../schemas.ts";
 import { redactUrl, StorageConfigError } from "./config-error.ts";
@@ -12,8 +13,9 @@ import type { CreateOnceResult, IdempotencyRecord, ListPage, PetData, PetStorage
 import { connectCluster } from "./redis-cluster.ts";
 import { connectServer, type RedisConnection, type RedisDriver } from "./redis-connection.ts";
 import { makeReplicatedWrites } from "./redis-durability.ts";
+import { type IdGuesses, makeIdGuesses } from "./redis-id-guess.ts";
 import { makePageGuesses } from "./redis-page-guess.ts";
-import { CLAIM, PAGE, readReply, runScript, WRITE } from "./redis-scripts.ts";
+import { CLAIM, PAGE, readReply, runScript, WRITE, WRITE_AT } from "./redis-scripts.ts";
 import {
   checkNewId,
   indexedId,
@@ -170,6 +172,8 @@ function buildStore(
       })
     : undefined;
   const guesses = makePageGuesses(keys.index, keys.value);
+  // Replicated writes go on a connection of their own, out of order with INCR: no guessed ids then.
+  const ids = replicated ? undefined : makeIdGuesses();
   let closing: Promise<void> | undefined;
   // A closed store refuses calls before they reach the driver (@keyv/redis would even reconnect).
   const ensureOpen = () => {
@@ -188,11 +192,52 @@ function buildStore(
     return { pet: storedPet(Number(rawId), raw ?? undefined, values, "redis"), replayed: true };
   }
 
-  /** One create: takes the next id (or finds the key's record), then writes the pet (and the record). */
+  /** A plain create in one round trip at the guessed id; undefined when another process took it first. */
+  async function createAt(id: number, data: PetData, ids: IdGuesses): Promise<Pet | undefined> {
+    const [head, tail] = serializedPetAround(values, data);
+    const rawId = String(id);
+    const keyList = [keys.sequence, keys.value(rawId), keys.index(), keys.index(data.status)];
+    let outcome: string | undefined;
+    try {
+      [outcome] = readReply(await runScript(commands, WRITE_AT, keyList, [rawId, head + rawId + tail]));
+    } catch (error) {
+      ids.lose();
+      throw error;
+    }
+    if (outcome === "created") return { id, name: data.name, categoryId: data.categoryId, status: data.status };
+    if (outcome !== "moved") throw new Error("redis storage: unexpected reply of the write-at script");
+    ids.miss();
+    return undefined;
+  }
+
+  /** The next id of the sequence, by INCR. */
+  async function takeId(): Promise<string> {
+    const answered = ids?.sendingIncr();
+    try {
+      const rawId = String(await exact.incr(keys.sequence));
+      answered?.(Number(rawId));
+      return rawId;
+    } catch (error) {
+      ids?.lose();
+      throw error;
+    }
+  }
+
+  /**
+   * One create: at a guessed id in one script, or it takes the next id (or finds the key's record),
+   * then writes the pet (and the record).
+   */
   async function createOnceOrReplay(data: PetData, record: IdempotencyRecord | undefined): Promise<CreateOnceResult> {
     let rawId: string;
-    if (record === undefined) rawId = String(await exact.incr(keys.sequence));
+    const guess = record === undefined ? ids?.guess() : undefined;
+    if (guess !== undefined && ids !== undefined) {
+      const pet = await createAt(guess, data, ids);
+      if (pet !== undefined) return { pet, replayed: false };
+    }
+    if (record === undefined) rawId = await takeId();
     else {
+      // A claim takes an id or not: this process no longer knows where the sequence stands.
+      ids?.lose();
       const recordKey = keys.record(record.scope, record.key);
       const claimArgs = [record.fingerprint, String(record.now), MAX_ID];
       const [outcome, id] = readReply(await runScript(exact, CLAIM, [recordKey, keys.sequence], claimArgs));
@@ -276,9 +321,11 @@ function buildStore(
      */
     async clear() {
       ensureOpen();
+      ids?.lose();
       for await (const batch of connection.scan(`${keys.prefix}:*`)) {
         if (batch.length > 0) await commands.unlink(batch);
       }
+      ids?.lose();
     },
   };
 }

@@ -4,12 +4,12 @@
  * right is still served right, with a second command. Counted with MONITOR on the shared server,
  * by the lines that name this run's namespace and come from a client (not from a script).
  */
-import { connect, type Socket } from "node:net";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import type { PetStorage } from "../../lib/storage/port.ts";
 import { redisStorage } from "../../lib/storage/redis.ts";
 import { makePageGuesses } from "../../lib/storage/redis-page-guess.ts";
+import { watchCommands } from "./redis-monitor.ts";
 import { REDIS_URL, RUN, serviceAvailable } from "./services.ts";
 
 const g = suite("redis page guesses");
@@ -53,37 +53,6 @@ g("at most 256 pages are remembered: then all are forgotten at once", () => {
 });
 g.run();
 
-/** The commands a client (not a script) sends that name `ns`, while MONITOR watches the server. */
-async function watchCommands(ns: string) {
-  const url = new URL(REDIS_URL);
-  const socket: Socket = connect(Number(url.port || 6379), url.hostname);
-  let text = "";
-  socket.setEncoding("utf8");
-  socket.on("data", (chunk: string) => {
-    text += chunk;
-  });
-  await new Promise<void>((resolve, reject) => {
-    socket.once("error", reject);
-    socket.write("MONITOR\r\n", () => resolve());
-  });
-  const seen = () =>
-    text
-      .split("\r\n")
-      .filter((line) => line.includes(ns) && !line.includes("[0 lua]") && !/\[\d+ lua\]/.test(line))
-      .map((line) => /\] "([A-Za-z]+)"/.exec(line)?.[1]?.toUpperCase() ?? line);
-  return {
-    /** The commands seen since the last call (after a round trip to let MONITOR catch up). */
-    async since(storage: PetStorage): Promise<string[]> {
-      await storage.ping();
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      const lines = seen();
-      text = "";
-      return lines;
-    },
-    close: () => socket.destroy(),
-  };
-}
-
 if (serviceAvailable("redis", "Redis pages in one round trip")) {
   const s = suite("redis pages: one round trip when guessed");
   const ns = `${RUN}_pages`;
@@ -103,7 +72,7 @@ if (serviceAvailable("redis", "Redis pages in one round trip")) {
         await storage.create({ name: `p${i}`, categoryId: 1, status: i % 3 === 0 ? "sold" : "available" });
       }
       await storage.list({ after: 29, limit: 1 }); // the server learns the script (EVALSHA, NOSCRIPT, EVAL)
-    watch = await watchCommands(ns);
+      watch = await watchCommands(ns);
       await watch.since(storage);
 
       const first = await storage.list({ after: 0, limit: 20 });

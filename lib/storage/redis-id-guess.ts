@@ -1,0 +1,80 @@
+/**
+ * The id a plain Redis create will take, guessed before it is sent, so that one script can write
+ * the pet under its value key, declared (a script must declare every key it touches): the script
+ * checks that the sequence is just below the guess, then takes it. The store's commands share one
+ * connection and Redis runs them in order, so once one `INCR` reply tells where the sequence is,
+ * every create this process sends next takes the next id. Another process's create makes a guess
+ * miss (the script writes nothing): that create then takes its id with `INCR` as before, and this
+ * process guesses less for a while, as processes that create together would keep missing.
+ */
+
+/** Creates after a miss that take their id with INCR; doubled on each miss, up to the last. */
+const QUIET = [8, 16, 32, 64, 128, 256, 512, 1024];
+/** Guesses right in a row after which a miss is forgiven (the quiet spell starts short again). */
+const FORGIVEN_AFTER = 1000;
+
+export interface IdGuesses {
+  /** The id to write the next plain create at, counted as sent; undefined: take one with INCR. */
+  guess(): number | undefined;
+  /** An INCR of the sequence is being sent: resolve what it answers with the function returned. */
+  sendingIncr(): (id: number) => void;
+  /**
+   * The sequence may have moved in a way this process cannot count (a key's claim was sent, a
+   * command failed, the store was cleared): no guess until an INCR tells again.
+   */
+  lose(): void;
+  /** A guessed create found another id taken (another process): no guess for a while. */
+  miss(): void;
+}
+
+export function makeIdGuesses(): IdGuesses {
+  /** The sequence once everything sent has run, when known. */
+  let expected: number | undefined;
+  /** Bumped whenever `expected` is lost: a reply to an INCR sent before then tells nothing. */
+  let epoch = 0;
+  /** INCRs sent since `expected` was lost. */
+  let sentSinceLost = 0;
+  let quietLevel = -1;
+  let quietLeft = 0;
+  let rightInARow = 0;
+
+  const lose = () => {
+    epoch++;
+    expected = undefined;
+    sentSinceLost = 0;
+  };
+  return {
+    guess() {
+      if (quietLeft > 0) {
+        quietLeft--;
+        return undefined;
+      }
+      if (expected === undefined || expected >= Number.MAX_SAFE_INTEGER) return undefined;
+      if (++rightInARow >= FORGIVEN_AFTER) quietLevel = -1;
+      expected++;
+      return expected;
+    },
+    sendingIncr() {
+      const sentIn = epoch;
+      if (expected !== undefined) {
+        // Known: this INCR answers the next id, unless another process took one in between.
+        const answer = ++expected;
+        return (id) => {
+          if (sentIn === epoch && id !== answer) lose();
+        };
+      }
+      const ticket = ++sentSinceLost;
+      return (id) => {
+        // INCRs sent after this one are still to run, each taking one more.
+        if (sentIn === epoch && expected === undefined) expected = id + (sentSinceLost - ticket);
+      };
+    },
+    lose,
+    miss() {
+      lose();
+      quietLevel = Math.min(quietLevel + 1, QUIET.length - 1);
+      quietLeft = QUIET[quietLevel] ?? 0;
+      rightInARow = 0;
+    },
+  };
+}

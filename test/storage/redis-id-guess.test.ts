@@ -1,0 +1,135 @@
+/**
+ * Guessed ids of Redis creates (lib/storage/redis-id-guess.ts): the counting, and over a real
+ * server, one round trip a create once the sequence is known, the fall back to INCR when another
+ * process created, and two stores creating together on one namespace losing nothing.
+ */
+import { suite } from "uvu";
+import * as assert from "uvu/assert";
+import type { PetStorage } from "../../lib/storage/port.ts";
+import { redisStorage } from "../../lib/storage/redis.ts";
+import { makeIdGuesses } from "../../lib/storage/redis-id-guess.ts";
+import { watchCommands } from "./redis-monitor.ts";
+import { REDIS_URL, RUN, serviceAvailable } from "./services.ts";
+
+const g = suite("redis id guesses");
+
+g("no guess until an INCR answers; then the id after every INCR still to run", () => {
+  const ids = makeIdGuesses();
+  assert.is(ids.guess(), undefined);
+  const first = ids.sendingIncr();
+  ids.sendingIncr();
+  ids.sendingIncr();
+  assert.is(ids.guess(), undefined, "nothing answered yet");
+  first(5);
+  assert.is(ids.guess(), 8, "5, then 6 and 7 for the two INCRs sent after");
+  assert.is(ids.guess(), 9);
+});
+
+g("an INCR answered with another id than counted (another process) stops the guesses", () => {
+  const ids = makeIdGuesses();
+  ids.sendingIncr()(1);
+  const next = ids.sendingIncr();
+  assert.is(ids.guess(), 3);
+  next(4);
+  assert.is(ids.guess(), undefined);
+  ids.sendingIncr()(10);
+  assert.is(ids.guess(), 11, "the next INCR tells again");
+});
+
+g("after lose(), an INCR sent before tells nothing", () => {
+  const ids = makeIdGuesses();
+  const before = ids.sendingIncr();
+  ids.lose();
+  before(3);
+  assert.is(ids.guess(), undefined);
+});
+
+g("a miss: INCR for the next 8 creates, then 16 after another miss, and no guess at 2^53 - 1", () => {
+  const ids = makeIdGuesses();
+  ids.sendingIncr()(1);
+  assert.is(ids.guess(), 2);
+  ids.miss();
+  ids.sendingIncr()(3);
+  for (let i = 0; i < 8; i++) {
+    assert.is(ids.guess(), undefined, `quiet ${i}`);
+    ids.sendingIncr()(4 + i);
+  }
+  assert.is(ids.guess(), 12);
+  ids.miss();
+  ids.sendingIncr()(13);
+  let quiet = 0;
+  while (ids.guess() === undefined && quiet < 100) quiet++;
+  assert.is(quiet, 16);
+  const high = makeIdGuesses();
+  high.sendingIncr()(Number.MAX_SAFE_INTEGER);
+  assert.is(high.guess(), undefined);
+});
+g.run();
+
+if (serviceAvailable("redis", "Redis creates at a guessed id")) {
+  const s = suite("redis creates: one round trip at a guessed id");
+  const ns = `${RUN}_guess`;
+  const opened: PetStorage[] = [];
+  let watch: Awaited<ReturnType<typeof watchCommands>> | undefined;
+  s.after(async () => {
+    await opened[0]?.clear?.();
+    await Promise.all(opened.map((storage) => storage.close()));
+    watch?.close();
+  });
+  const pet = (name: string) => ({ name, categoryId: 1, status: "available" as const });
+
+  s(
+    "once an INCR told where the sequence stands, a create is one EVALSHA; another process's create costs one miss",
+    async () => {
+      const storage = await redisStorage({ url: REDIS_URL, namespace: ns });
+      opened.push(storage);
+      assert.is((await storage.create(pet("a"))).id, 1);
+      assert.is((await storage.create(pet("b"))).id, 2, "the server learns the script (EVALSHA, NOSCRIPT, EVAL)");
+      watch = await watchCommands(ns);
+      await watch.since(storage);
+      assert.is((await storage.create(pet("b2"))).id, 3);
+      assert.equal(await watch.since(storage), ["EVALSHA"], "one round trip");
+
+      const other = await redisStorage({ url: REDIS_URL, namespace: ns });
+      opened.push(other);
+      assert.is((await other.create(pet("other"))).id, 4);
+      await watch.since(storage);
+      assert.is((await storage.create(pet("c"))).id, 5);
+      assert.equal(await watch.since(storage), ["EVALSHA", "INCR", "EVALSHA"], "missed, then INCR and the write");
+      assert.equal(
+        (await storage.list({ after: 0, limit: 10 })).map((p) => p.name),
+        ["a", "b", "b2", "other", "c"],
+      );
+    },
+  );
+
+  s(
+    "two stores creating together on one namespace: every pet once, ids 1 to n in creation order, all listed",
+    async () => {
+      const [one, two] = opened;
+      assert.ok(one && two);
+      await one.clear?.();
+      const made = await Promise.all(
+        Array.from({ length: 400 }, (_, i) => (i % 2 === 0 ? one : two).create(pet(`p${i}`))),
+      );
+      const ids = made.map((p) => p.id).sort((a, b) => a - b);
+      assert.equal(
+        ids,
+        Array.from({ length: 400 }, (_, i) => i + 1),
+      );
+      const listed = [];
+      for (let after = 0; ; ) {
+        const page = await one.list({ after, limit: 100 });
+        if (page.length === 0) break;
+        listed.push(...page);
+        after = page[page.length - 1]?.id ?? after;
+      }
+      assert.equal(
+        listed,
+        [...made].sort((a, b) => a.id - b.id),
+      );
+      for (const p of made) assert.equal(await two.get(p.id), p);
+    },
+  );
+  s.run();
+}
