@@ -13,9 +13,15 @@ const QUIET = [8, 16, 32, 64, 128, 256, 512, 1024];
 /** Guesses right in a row after which a miss is forgiven (the quiet spell starts short again). */
 const FORGIVEN_AFTER = 1000;
 
+/** A guessed id, and when it was guessed (misses of guesses made before the last loss are old news). */
+export interface Guess {
+  id: number;
+  epoch: number;
+}
+
 export interface IdGuesses {
   /** The id to write the next plain create at, counted as sent; undefined: take one with INCR. */
-  guess(): number | undefined;
+  guess(): Guess | undefined;
   /** An INCR of the sequence is being sent: resolve what it answers with the function returned. */
   sendingIncr(): (id: number) => void;
   /**
@@ -23,8 +29,11 @@ export interface IdGuesses {
    * command failed, the store was cleared): no guess until an INCR tells again.
    */
   lose(): void;
-  /** A guessed create found another id taken (another process): no guess for a while. */
-  miss(): void;
+  /**
+   * A guessed create found another id taken (another process): no guess for a while. The guesses
+   * sent with it miss too; they count once.
+   */
+  miss(guess: Guess): void;
 }
 
 export function makeIdGuesses(): IdGuesses {
@@ -52,7 +61,7 @@ export function makeIdGuesses(): IdGuesses {
       if (expected === undefined || expected >= Number.MAX_SAFE_INTEGER) return undefined;
       if (++rightInARow >= FORGIVEN_AFTER) quietLevel = -1;
       expected++;
-      return expected;
+      return { id: expected, epoch };
     },
     sendingIncr() {
       const sentIn = epoch;
@@ -70,7 +79,8 @@ export function makeIdGuesses(): IdGuesses {
       };
     },
     lose,
-    miss() {
+    miss(guess) {
+      if (guess.epoch !== epoch) return;
       lose();
       quietLevel = Math.min(quietLevel + 1, QUIET.length - 1);
       quietLeft = QUIET[quietLevel] ?? 0;

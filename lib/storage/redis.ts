@@ -13,7 +13,7 @@ import type { CreateOnceResult, IdempotencyRecord, ListPage, PetData, PetStorage
 import { connectCluster } from "./redis-cluster.ts";
 import { connectServer, type RedisConnection, type RedisDriver } from "./redis-connection.ts";
 import { makeReplicatedWrites } from "./redis-durability.ts";
-import { type IdGuesses, makeIdGuesses } from "./redis-id-guess.ts";
+import { type Guess, type IdGuesses, makeIdGuesses } from "./redis-id-guess.ts";
 import { makePageGuesses } from "./redis-page-guess.ts";
 import { CLAIM, PAGE, readReply, runScript, WRITE, WRITE_AT } from "./redis-scripts.ts";
 import {
@@ -193,7 +193,8 @@ function buildStore(
   }
 
   /** A plain create in one round trip at the guessed id; undefined when another process took it first. */
-  async function createAt(id: number, data: PetData, ids: IdGuesses): Promise<Pet | undefined> {
+  async function createAt(guess: Guess, data: PetData, ids: IdGuesses): Promise<Pet | undefined> {
+    const { id } = guess;
     const [head, tail] = serializedPetAround(values, data);
     const rawId = String(id);
     const keyList = [keys.sequence, keys.value(rawId), keys.index(), keys.index(data.status)];
@@ -206,7 +207,7 @@ function buildStore(
     }
     if (outcome === "created") return { id, name: data.name, categoryId: data.categoryId, status: data.status };
     if (outcome !== "moved") throw new Error("redis storage: unexpected reply of the write-at script");
-    ids.miss();
+    ids.miss(guess);
     return undefined;
   }
 
