@@ -16,6 +16,12 @@ export interface RedisCommands extends ScriptRunner {
   get(key: string): Promise<unknown>;
   mGet(keys: string[]): Promise<unknown[]>;
   zScore(key: string, member: string): Promise<unknown>;
+  zRangeByScore(
+    key: string,
+    min: string,
+    max: string,
+    options: { LIMIT: { offset: number; count: number } },
+  ): Promise<unknown[]>;
   incr(key: string): Promise<unknown>;
   unlink(keys: string[]): Promise<unknown>;
 }

@@ -81,25 +81,6 @@ export function runScript(client: ScriptRunner, lua: Script, keys: string[], arg
 export const readReply = (reply: unknown): string[] => (Array.isArray(reply) ? reply.map(String) : []);
 
 /**
- * A page in one round trip when its pets were guessed: the ids after ARGV[1] (`(<id>`, exclusive)
- * on the index KEYS[1], at most ARGV[2]; then, when every id found is one of the guessed ids
- * ARGV[3..] (whose value keys are KEYS[2..], in the same order), their values. Reply: {ids, values};
- * {ids} alone when an id was not guessed (the caller reads the values itself).
- */
-export const PAGE = hashScript(`
-local ids = redis.call('ZRANGEBYSCORE', KEYS[1], ARGV[1], '+inf', 'LIMIT', 0, ARGV[2])
-local guessed = {}
-for i = 3, #ARGV do guessed[ARGV[i]] = KEYS[i - 1] end
-local keys = {}
-for i = 1, #ids do
-  keys[i] = guessed[ids[i]]
-  if not keys[i] then return {ids} end
-end
-if #keys == 0 then return {ids, {}} end
-return {ids, redis.call('MGET', unpack(keys))}
-`);
-
-/**
  * A plain create in one round trip, at the id the store guessed (redis-id-guess.ts): when the
  * sequence stands just below it, takes it and writes the value before both index entries, as WRITE
  * does; else writes nothing and answers `moved`. KEYS: the sequence, the value, the index of all

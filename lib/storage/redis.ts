@@ -3,8 +3,7 @@
  * and beside them what Keyv cannot do: the id sequence and sorted sets of ids (all pets, and one per
  * status). On a Redis Cluster every key starts with `{<namespace>}:`, one hash tag, so one slot.
  * A create is one script at a guessed id (redis-id-guess.ts), else takes its id, then writes the pet
- * atomically; a page is one script when its pets were guessed (redis-page-guess.ts), else two
- * commands. docs/STORAGE.md.
+ * atomically; a page is two commands (the index, then the values). docs/STORAGE.md.
  */
 import type { Pet, PetStatus } from "../schemas.ts";
 import { redactUrl, StorageConfigError } from "./config-error.ts";
@@ -14,8 +13,7 @@ import { connectCluster } from "./redis-cluster.ts";
 import { connectServer, type RedisConnection, type RedisDriver } from "./redis-connection.ts";
 import { makeReplicatedWrites } from "./redis-durability.ts";
 import { type Guess, type IdGuesses, makeIdGuesses } from "./redis-id-guess.ts";
-import { makePageGuesses } from "./redis-page-guess.ts";
-import { CLAIM, PAGE, readReply, runScript, WRITE, WRITE_AT } from "./redis-scripts.ts";
+import { CLAIM, readReply, runScript, WRITE, WRITE_AT } from "./redis-scripts.ts";
 import {
   checkNewId,
   indexedId,
@@ -171,7 +169,6 @@ function buildStore(
         failed: connection.failed,
       })
     : undefined;
-  const guesses = makePageGuesses(keys.index, keys.value);
   // Replicated writes go on a connection of their own, out of order with INCR: no guessed ids then.
   const ids = replicated ? undefined : makeIdGuesses();
   let closing: Promise<void> | undefined;
@@ -298,14 +295,12 @@ function buildStore(
     },
     async list({ status, after, limit }: ListPage): Promise<Pet[]> {
       ensureOpen();
-      const { keys: keyList, args } = guesses.inputOf(status, after, limit);
-      const reply = await runScript(commands, PAGE, keyList, args);
+      const ids = await commands.zRangeByScore(keys.index(status), `(${after}`, "+inf", {
+        LIMIT: { offset: 0, count: limit },
+      });
+      if (ids.length === 0) return [];
       // Ids stay the members' text: the client decodes integer replies imprecisely near 2^53.
-      let [ids, raws] = reply as [string[], unknown[] | undefined];
-      if (raws === undefined) {
-        guesses.learn(status, after, limit, ids);
-        raws = ids.length === 0 ? [] : await commands.mGet(ids.map((id) => keys.value(id)));
-      }
+      const raws = await commands.mGet(ids.map((id) => keys.value(String(id))));
       return ids.map((id, i) => storedPet(indexedId(id, "redis"), raws[i], values, "redis"));
     },
     async ping() {
