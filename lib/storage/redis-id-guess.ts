@@ -34,6 +34,8 @@ export interface IdGuesses {
    * sent with it miss too; they count once.
    */
   miss(guess: Guess): void;
+  /** A guessed id was not taken (the create replayed its key's pet): the guesses sent after it will miss. */
+  unused(guess: Guess): void;
 }
 
 export function makeIdGuesses(): IdGuesses {
@@ -79,6 +81,9 @@ export function makeIdGuesses(): IdGuesses {
       };
     },
     lose,
+    unused(guess) {
+      if (guess.epoch === epoch) lose();
+    },
     miss(guess) {
       if (guess.epoch !== epoch) return;
       lose();

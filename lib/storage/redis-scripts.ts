@@ -94,3 +94,29 @@ redis.call('ZADD', KEYS[3], ARGV[1], ARGV[1])
 redis.call('ZADD', KEYS[4], ARGV[1], ARGV[1])
 return {'created'}
 `);
+
+/**
+ * An idempotent create in one round trip, at the id the store guessed: CLAIM and WRITE in one
+ * script. The key's record decides first (a replay of its pet, or `reused`); else, when the
+ * sequence stands just below the guess, takes it and writes the value, both index entries and the
+ * record; else writes nothing and answers `moved`. KEYS: the record, the sequence, the value, the
+ * index of all pets, the index of the pet's status. ARGV: fingerprint, now, the id, the value's
+ * text, expires at, time to live (ms).
+ */
+export const WRITE_ONCE_AT = hashScript(`
+local rec = redis.call('GET', KEYS[1])
+if rec then
+  local fp, id, exp = string.match(rec, '^(%S+) (%S+) (%S+)$')
+  if fp and tonumber(exp) > tonumber(ARGV[2]) then
+    if fp ~= ARGV[1] then return {'reused'} end
+    return {'replayed', id}
+  end
+end
+if tonumber(redis.call('GET', KEYS[2]) or '0') + 1 ~= tonumber(ARGV[3]) then return {'moved'} end
+redis.call('SET', KEYS[2], ARGV[3])
+redis.call('SET', KEYS[3], ARGV[4])
+redis.call('ZADD', KEYS[4], ARGV[3], ARGV[3])
+redis.call('ZADD', KEYS[5], ARGV[3], ARGV[3])
+redis.call('SET', KEYS[1], ARGV[1] .. ' ' .. ARGV[3] .. ' ' .. ARGV[5], 'PX', ARGV[6])
+return {'created'}
+`);

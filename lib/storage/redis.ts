@@ -13,7 +13,7 @@ import { connectCluster } from "./redis-cluster.ts";
 import { connectServer, type RedisConnection, type RedisDriver } from "./redis-connection.ts";
 import { makeReplicatedWrites } from "./redis-durability.ts";
 import { type Guess, type IdGuesses, makeIdGuesses } from "./redis-id-guess.ts";
-import { CLAIM, readReply, runScript, WRITE, WRITE_AT } from "./redis-scripts.ts";
+import { CLAIM, readReply, runScript, WRITE, WRITE_AT, WRITE_ONCE_AT } from "./redis-scripts.ts";
 import {
   checkNewId,
   indexedId,
@@ -189,23 +189,48 @@ function buildStore(
     return { pet: storedPet(Number(rawId), raw ?? undefined, values, "redis"), replayed: true };
   }
 
-  /** A plain create in one round trip at the guessed id; undefined when another process took it first. */
-  async function createAt(guess: Guess, data: PetData, ids: IdGuesses): Promise<Pet | undefined> {
+  /**
+   * A create in one round trip at the guessed id (with a key: unless its record decides);
+   * undefined when another process took the id first.
+   */
+  async function createAt(
+    guess: Guess,
+    data: PetData,
+    record: IdempotencyRecord | undefined,
+    ids: IdGuesses,
+  ): Promise<CreateOnceResult | undefined> {
     const { id } = guess;
     const [head, tail] = serializedPetAround(values, data);
     const rawId = String(id);
-    const keyList = [keys.sequence, keys.value(rawId), keys.index(), keys.index(data.status)];
-    let outcome: string | undefined;
+    const valueKeys = [keys.value(rawId), keys.index(), keys.index(data.status)];
+    let reply: string[];
     try {
-      [outcome] = readReply(await runScript(commands, WRITE_AT, keyList, [rawId, head + rawId + tail]));
+      if (record === undefined) {
+        const keyList = [keys.sequence, ...valueKeys];
+        reply = readReply(await runScript(commands, WRITE_AT, keyList, [rawId, head + rawId + tail]));
+      } else {
+        const { scope, key, fingerprint, now, expiresAt } = record;
+        const keyList = [keys.record(scope, key), keys.sequence, ...valueKeys];
+        const ttl = String(Math.max(1, Math.ceil(expiresAt - now)));
+        const args = [fingerprint, String(now), rawId, head + rawId + tail, String(expiresAt), ttl];
+        reply = readReply(await runScript(exact, WRITE_ONCE_AT, keyList, args));
+      }
     } catch (error) {
       ids.lose();
       throw error;
     }
-    if (outcome === "created") return { id, name: data.name, categoryId: data.categoryId, status: data.status };
-    if (outcome !== "moved") throw new Error("redis storage: unexpected reply of the write-at script");
-    ids.miss(guess);
-    return undefined;
+    const [outcome, replayId] = reply;
+    if (outcome === "created") {
+      return { pet: { id, name: data.name, categoryId: data.categoryId, status: data.status }, replayed: false };
+    }
+    if (outcome === "moved") {
+      ids.miss(guess);
+      return undefined;
+    }
+    ids.unused(guess);
+    if (outcome === "reused") return { conflict: "reused" };
+    if (outcome === "replayed" && replayId !== undefined) return replayOf(replayId);
+    throw new Error("redis storage: unexpected reply of the write-at script");
   }
 
   /** The next id of the sequence, by INCR. */
@@ -227,10 +252,10 @@ function buildStore(
    */
   async function createOnceOrReplay(data: PetData, record: IdempotencyRecord | undefined): Promise<CreateOnceResult> {
     let rawId: string;
-    const guess = record === undefined ? ids?.guess() : undefined;
+    const guess = ids?.guess();
     if (guess !== undefined && ids !== undefined) {
-      const pet = await createAt(guess, data, ids);
-      if (pet !== undefined) return { pet, replayed: false };
+      const result = await createAt(guess, data, record, ids);
+      if (result !== undefined) return result;
     }
     if (record === undefined) rawId = await takeId();
     else {

@@ -44,6 +44,17 @@ g("after lose(), an INCR sent before tells nothing", () => {
   assert.is(ids.guess()?.id, undefined);
 });
 
+g("a guess left unused (a replay) stops the guesses until an INCR tells again, with no quiet spell", () => {
+  const ids = makeIdGuesses();
+  ids.sendingIncr()(1);
+  const replay = ids.guess();
+  assert.is(replay?.id, 2);
+  if (replay) ids.unused(replay);
+  assert.is(ids.guess(), undefined);
+  ids.sendingIncr()(2);
+  assert.is(ids.guess()?.id, 3);
+});
+
 g("a miss: INCR for the next 8 creates, then 16 after another miss, and no guess at 2^53 - 1", () => {
   const ids = makeIdGuesses();
   ids.sendingIncr()(1);
@@ -120,6 +131,47 @@ if (serviceAvailable("redis", "Redis creates at a guessed id")) {
         (await storage.list({ after: 0, limit: 10 })).map((p) => p.name),
         ["a", "b", "b2", "other", "c"],
       );
+    },
+  );
+
+  s(
+    "a create with an Idempotency-Key is one EVALSHA too; a replay takes no id, and the next create none twice",
+    async () => {
+      const storage = await redisStorage({ url: REDIS_URL, namespace: `${ns}_keyed` });
+      opened.push(storage);
+      const HOUR = 3_600_000;
+      const record = (key: string, fingerprint = "f".repeat(64)) => ({
+        scope: "caller",
+        key,
+        fingerprint,
+        now: Date.now(),
+        expiresAt: Date.now() + HOUR,
+      });
+      assert.is((await storage.create(pet("a"))).id, 1);
+      const first = await storage.createOnce?.(pet("k1"), record("k1"));
+      assert.equal(first, { pet: { id: 2, ...pet("k1") }, replayed: false }, "the server learns the script");
+      const keyed = await watchCommands(`${ns}_keyed`);
+      try {
+        await keyed.since(storage);
+        assert.equal(await storage.createOnce?.(pet("k2"), record("k2")), {
+          pet: { id: 3, ...pet("k2") },
+          replayed: false,
+        });
+        assert.equal(await keyed.since(storage), ["EVALSHA"], "one round trip");
+        assert.equal(await storage.createOnce?.(pet("k2"), record("k2")), {
+          pet: { id: 3, ...pet("k2") },
+          replayed: true,
+        });
+        assert.equal(await storage.createOnce?.(pet("k2"), record("k2", "e".repeat(64))), { conflict: "reused" });
+        assert.equal(await keyed.since(storage), ["EVALSHA", "GET", "EVALSHA"], "the replay reads its pet");
+        assert.is((await storage.create(pet("b"))).id, 4, "no id was taken by the replay");
+        assert.equal(await keyed.since(storage), ["INCR", "EVALSHA"], "where the sequence stands is asked again");
+        assert.is((await storage.create(pet("c"))).id, 5);
+        assert.equal(await keyed.since(storage), ["EVALSHA"]);
+      } finally {
+        keyed.close();
+        await storage.clear?.();
+      }
     },
   );
 
