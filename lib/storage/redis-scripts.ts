@@ -15,20 +15,27 @@ export interface Script {
 const hashScript = (source: string): Script => ({ source, sha: sha1Hex(source) });
 
 /**
+ * Lua that lets the key's record at `record` decide, as every keyed script does first: a record of
+ * another fingerprint answers `reused`, one of this `fingerprint` the replay of its pet; one that
+ * expired by `now` counts as absent (the script goes on).
+ */
+const decideByRecord = (record: string, fingerprint: string, now: string) => `local rec = redis.call('GET', ${record})
+if rec then
+  local fp, id, exp = string.match(rec, '^(%S+) (%S+) (%S+)$')
+  if fp and tonumber(exp) > tonumber(${now}) then
+    if fp ~= ${fingerprint} then return {'reused'} end
+    return {'replayed', id}
+  end
+end`;
+
+/**
  * The first step of an idempotent create: the key's record decides (a replay of its pet, or
  * `reused` for another fingerprint), or the next id is taken. KEYS: the record, the sequence.
  * ARGV: fingerprint, now, the largest id. A record is "<fingerprint> <pet id> <expires at>"; one
  * that expired by `now` (by the caller's clock) counts as absent.
  */
 export const CLAIM = hashScript(`
-local rec = redis.call('GET', KEYS[1])
-if rec then
-  local fp, id, exp = string.match(rec, '^(%S+) (%S+) (%S+)$')
-  if fp and tonumber(exp) > tonumber(ARGV[2]) then
-    if fp ~= ARGV[1] then return {'reused'} end
-    return {'replayed', id}
-  end
-end
+${decideByRecord("KEYS[1]", "ARGV[1]", "ARGV[2]")}
 local last = tonumber(redis.call('GET', KEYS[2]) or '0')
 if last >= tonumber(ARGV[3]) then return {'exhausted'} end
 return {'next', string.format('%d', redis.call('INCR', KEYS[2]))}
@@ -43,14 +50,7 @@ return {'next', string.format('%d', redis.call('INCR', KEYS[2]))}
  */
 export const WRITE = hashScript(`
 if KEYS[4] then
-  local rec = redis.call('GET', KEYS[4])
-  if rec then
-    local fp, id, exp = string.match(rec, '^(%S+) (%S+) (%S+)$')
-    if fp and tonumber(exp) > tonumber(ARGV[4]) then
-      if fp ~= ARGV[3] then return {'reused'} end
-      return {'replayed', id}
-    end
-  end
+${decideByRecord("KEYS[4]", "ARGV[3]", "ARGV[4]")}
 end
 redis.call('SET', KEYS[1], ARGV[2])
 redis.call('ZADD', KEYS[2], ARGV[1], ARGV[1])
@@ -104,14 +104,7 @@ return {'created'}
  * text, expires at, time to live (ms).
  */
 export const WRITE_ONCE_AT = hashScript(`
-local rec = redis.call('GET', KEYS[1])
-if rec then
-  local fp, id, exp = string.match(rec, '^(%S+) (%S+) (%S+)$')
-  if fp and tonumber(exp) > tonumber(ARGV[2]) then
-    if fp ~= ARGV[1] then return {'reused'} end
-    return {'replayed', id}
-  end
-end
+${decideByRecord("KEYS[1]", "ARGV[1]", "ARGV[2]")}
 if tonumber(redis.call('GET', KEYS[2]) or '0') + 1 ~= tonumber(ARGV[3]) then return {'moved'} end
 redis.call('SET', KEYS[2], ARGV[3])
 redis.call('SET', KEYS[3], ARGV[4])

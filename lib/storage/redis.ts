@@ -64,6 +64,9 @@ function nameKeys(namespace: string, cluster: boolean) {
   };
 }
 
+/** A key's record's time to live in ms, as PX takes it: at least 1. */
+const ttlOf = ({ expiresAt, now }: IdempotencyRecord) => String(Math.max(1, Math.ceil(expiresAt - now)));
+
 interface Checked {
   target: { url: string } | { rootNodes: string[] };
   namespace: string;
@@ -211,8 +214,7 @@ function buildStore(
       } else {
         const { scope, key, fingerprint, now, expiresAt } = record;
         const keyList = [keys.record(scope, key), keys.sequence, ...valueKeys];
-        const ttl = String(Math.max(1, Math.ceil(expiresAt - now)));
-        const args = [fingerprint, String(now), rawId, head + rawId + tail, String(expiresAt), ttl];
+        const args = [fingerprint, String(now), rawId, head + rawId + tail, String(expiresAt), ttlOf(record)];
         reply = readReply(await runScript(exact, WRITE_ONCE_AT, keyList, args));
       }
     } catch (error) {
@@ -278,7 +280,7 @@ function buildStore(
     if (record !== undefined) {
       const { scope, key, fingerprint, now, expiresAt } = record;
       keyList.push(keys.record(scope, key));
-      args.push(fingerprint, String(now), String(expiresAt), String(Math.max(1, Math.ceil(expiresAt - now))));
+      args.push(fingerprint, String(now), String(expiresAt), ttlOf(record));
     }
     const [outcome, replayId] = readReply(await writePet(keyList, args));
     if (outcome === "created") {
