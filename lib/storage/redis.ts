@@ -3,7 +3,8 @@
  * and beside them what Keyv cannot do: the id sequence and sorted sets of ids (all pets, and one per
  * status). On a Redis Cluster every key starts with `{<namespace>}:`, one hash tag, so one slot.
  * A create is one script at a guessed id (redis-id-guess.ts), else takes its id, then writes the pet
- * atomically; a page is two commands (the index, then the values). docs/STORAGE.md.
+ * atomically; a page is two commands (the index, and the values), sent together when its pets
+ * were guessed (redis-page-guess.ts). docs/STORAGE.md.
  */
 import type { Pet, PetStatus } from "../schemas.ts";
 import { redactUrl, StorageConfigError } from "./config-error.ts";
@@ -13,6 +14,7 @@ import { connectCluster } from "./redis-cluster.ts";
 import { connectServer, type RedisConnection, type RedisDriver } from "./redis-connection.ts";
 import { makeReplicatedWrites } from "./redis-durability.ts";
 import { type Guess, type IdGuesses, makeIdGuesses } from "./redis-id-guess.ts";
+import { guessHolds, makePageGuesses } from "./redis-page-guess.ts";
 import { CLAIM, readReply, runScript, WRITE, WRITE_AT, WRITE_ONCE_AT } from "./redis-scripts.ts";
 import {
   checkNewId,
@@ -174,6 +176,7 @@ function buildStore(
     : undefined;
   // Replicated writes go on a connection of their own, out of order with INCR: no guessed ids then.
   const ids = replicated ? undefined : makeIdGuesses();
+  const pages = makePageGuesses<PetStatus>(keys.value);
   let closing: Promise<void> | undefined;
   // A closed store refuses calls before they reach the driver (@keyv/redis would even reconnect).
   const ensureOpen = () => {
@@ -322,13 +325,21 @@ function buildStore(
     },
     async list({ status, after, limit }: ListPage): Promise<Pet[]> {
       ensureOpen();
-      const ids = await commands.zRangeByScore(keys.index(status), `(${after}`, "+inf", {
-        LIMIT: { offset: 0, count: limit },
-      });
-      if (ids.length === 0) return [];
-      // Ids stay the members' text: the client decodes integer replies imprecisely near 2^53.
-      const raws = await commands.mGet(ids.map((id) => keys.value(String(id))));
-      return ids.map((id, i) => storedPet(indexedId(id, "redis"), raws[i], values, "redis"));
+      // The guessed values are asked with the index, in the same write: one round trip when right.
+      const guess = pages.guessOf(status, after, limit);
+      const [ids, guessed] = await Promise.all([
+        commands.zRangeByScore(keys.index(status), `(${after}`, "+inf", { LIMIT: { offset: 0, count: limit } }),
+        guess === undefined ? undefined : commands.mGet(guess.valueKeys),
+      ]);
+      let raws = guessed;
+      if (guess === undefined || raws === undefined || !guessHolds(guess, ids)) {
+        // Ids stay the members' text: the client decodes integer replies imprecisely near 2^53.
+        const read = ids.map(String);
+        pages.learn(status, after, limit, read);
+        if (read.length === 0) return [];
+        raws = await commands.mGet(read.map(keys.value));
+      }
+      return ids.map((id, i) => storedPet(indexedId(id, "redis"), (raws as unknown[])[i], values, "redis"));
     },
     async ping() {
       ensureOpen();
