@@ -331,15 +331,13 @@ function buildStore(
         commands.zRangeByScore(keys.index(status), `(${after}`, "+inf", { LIMIT: { offset: 0, count: limit } }),
         guess === undefined ? undefined : commands.mGet(guess.valueKeys),
       ]);
-      let raws = guessed;
-      if (guess === undefined || raws === undefined || !guessHolds(guess, ids)) {
-        // Ids stay the members' text: the client decodes integer replies imprecisely near 2^53.
-        const read = ids.map(String);
-        pages.learn(status, after, limit, read);
-        if (read.length === 0) return [];
-        raws = await commands.mGet(read.map(keys.value));
-      }
-      return ids.map((id, i) => storedPet(indexedId(id, "redis"), (raws as unknown[])[i], values, "redis"));
+      // Ids stay the members' text: the client decodes integer replies imprecisely near 2^53.
+      const petsOf = (raws: unknown[]) =>
+        ids.map((id, i) => storedPet(indexedId(id, "redis"), raws[i], values, "redis"));
+      if (guess !== undefined && guessed !== undefined && guessHolds(guess, ids)) return petsOf(guessed);
+      const read = ids.map(String);
+      pages.learn(status, after, limit, read);
+      return read.length === 0 ? [] : petsOf(await commands.mGet(read.map(keys.value)));
     },
     async ping() {
       ensureOpen();
