@@ -70,25 +70,21 @@ export function checkCors(option: unknown, where = "createPetStore: cors"): Cors
 /** The policy of checked options. */
 export function createCors({ origins, maxAge = DEFAULT_MAX_AGE }: CorsOptions): Cors {
   const any = origins === "*";
-  const allowed = new Set(any ? [] : origins);
-  // One headers object per origin seen, made once: an answer copies it in.
-  const byOrigin = new Map<string, Record<string, string>>();
+  const headersFor = (origin: string) =>
+    Object.freeze({
+      "access-control-allow-origin": origin,
+      "access-control-expose-headers": EXPOSED_HEADERS,
+      vary: "Origin",
+    }) as Record<string, string>;
+  // The headers of each allowed origin, made once: one look-up an answer, which copies them in.
+  const anyOrigin = any ? headersFor("*") : undefined;
+  const byOrigin = new Map<string, Record<string, string>>(any ? [] : origins.map((o) => [o, headersFor(o)]));
   const preflights = new Map<Record<string, string>, Map<string, Record<string, string>>>();
-  const headersFor = (origin: string) => ({
-    "access-control-allow-origin": any ? "*" : origin,
-    "access-control-expose-headers": EXPOSED_HEADERS,
-    vary: "Origin",
-  });
   return {
     answerHeaders(header) {
       const origin = firstValue(header);
-      if (origin === undefined || !(any || allowed.has(origin))) return undefined;
-      let headers = byOrigin.get(origin);
-      if (headers === undefined) {
-        headers = Object.freeze(headersFor(origin)) as Record<string, string>;
-        if (byOrigin.size < 1024) byOrigin.set(origin, headers); // "*" allows any: the memo stays bounded
-      }
-      return headers;
+      if (origin === undefined) return undefined;
+      return anyOrigin ?? byOrigin.get(origin);
     },
     preflightHeaders(answer, methods) {
       let byMethods = preflights.get(answer);
