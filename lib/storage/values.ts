@@ -6,6 +6,7 @@
  */
 import Keyv, { type KeyvStoreAdapter } from "keyv";
 import { PetStoreError } from "../errors.ts";
+import { jsonString } from "../json.ts";
 import type { Pet, PetStatus } from "../schemas.ts";
 import { isPet, MAX_ID } from "../schemas.ts";
 
@@ -273,10 +274,7 @@ function sameText(a: [string, string], b: [string, string]): boolean {
 /** Keyv's default serializer's text of a pet's value: JSON, a string that starts with ":" given another ":". */
 function keyvTextAround(data: Omit<Pet, "id">): [string, string] {
   const name = data.name.startsWith(":") ? `:${data.name}` : data.name;
-  return [
-    '{"value":{"id":',
-    `,"name":${JSON.stringify(name)},"categoryId":${data.categoryId},"status":"${data.status}"}}`,
-  ];
+  return ['{"value":{"id":', `,"name":${jsonString(name)},"categoryId":${data.categoryId},"status":"${data.status}"}}`];
 }
 
 /** The same text from Keyv's serializer itself. */
