@@ -20,13 +20,12 @@ import {
   openDatabase,
   type Prepared,
   queryAll,
-  type Row,
   type Sqlite3,
   setUpSchema,
   type WriteStatements,
 } from "./sqlite-connection.ts";
 import { addPetTexts, fillPetTexts } from "./sqlite-pet-texts.ts";
-import { openReads, type SqliteReads } from "./sqlite-reads.ts";
+import { inIdOrder, openReads, pageTexts, type SqliteReads } from "./sqlite-reads.ts";
 import { makeWriteQueue, makeWriter } from "./sqlite-writes.ts";
 import { indexedId, petValues, servedPet, servedPetOf, storageClosed, storedPet } from "./values.ts";
 
@@ -149,6 +148,14 @@ export async function sqliteStorage(options: SqliteStorageOptions): Promise<PetS
     return storedPet(id ?? indexedId(indexed, "sqlite"), value, values, "sqlite");
   };
 
+  /** A page's texts, a row each: for a page whose texts cannot be joined (see pageTexts). */
+  const readRowByRow = async (status: string | undefined, after: number, limit: number): Promise<unknown[]> => {
+    const rows = await (status === undefined
+      ? statements.page.all([after, limit])
+      : statements.statusPage.all([status, after, limit]));
+    return rows.map((row) => row.pet);
+  };
+
   return {
     kind: "sqlite",
     async create(data: PetData): Promise<Pet> {
@@ -176,12 +183,13 @@ export async function sqliteStorage(options: SqliteStorageOptions): Promise<PetS
     },
     async list({ status, after, limit }: ListPage): Promise<Pet[]> {
       ensureOpen();
-      const rows = await (status === undefined
-        ? statements.page.all([after, limit])
-        : statements.statusPage.all([status, after, limit]));
-      const pets: Pet[] = new Array(rows.length);
-      for (let i = 0; i < rows.length; i++) pets[i] = readPet((rows[i] as Row).pet);
-      return pets;
+      const [row] = await (status === undefined
+        ? statements.pageText.all([after, limit])
+        : statements.statusPageText.all([status, after, limit]));
+      const texts = pageTexts(row) ?? (await readRowByRow(status, after, limit));
+      const pets: Pet[] = new Array(texts.length);
+      for (let i = 0; i < texts.length; i++) pets[i] = readPet(texts[i]);
+      return inIdOrder(pets);
     },
     async ping() {
       ensureOpen();

@@ -166,10 +166,25 @@ export function servedPet(id: number, text: string, kind: string): Pet {
   return toPet(value, id, kind);
 }
 
+/**
+ * `Number(text.slice(6, comma))`, an id of up to 15 digits read digit by digit: `Number()` of a
+ * slice goes through V8's runtime, several times the cost for the usual id.
+ */
+function idBetween(text: string, comma: number): number {
+  if (comma > 21) return Number(text.slice(6, comma));
+  let id = 0;
+  for (let i = 6; i < comma; i++) {
+    const digit = text.charCodeAt(i) - 0x30;
+    if (digit < 0 || digit > 9) return Number(text.slice(6, comma));
+    id = id * 10 + digit;
+  }
+  return id;
+}
+
 /** The pet whose served text (see PET_TEXT) a backend read, its id read from the text itself. */
 export function servedPetOf(text: string, kind: string): Pet {
   const comma = text.indexOf(",");
-  const id = text.startsWith('{"id":') && comma > 6 ? Number(text.slice(6, comma)) : Number.NaN;
+  const id = text.startsWith('{"id":') && comma > 6 ? idBetween(text, comma) : Number.NaN;
   if (!Number.isSafeInteger(id) || id < 1) throw invalid(kind, "a served text that names no valid pet id");
   return servedPet(id, text, kind);
 }

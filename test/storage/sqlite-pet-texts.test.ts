@@ -106,6 +106,46 @@ s(
   },
 );
 
+s("a page is handed over by the driver as one row, its pets in id order, a status page too", async () => {
+  const path = newPath();
+  const storage = await open(path);
+  const pets: Pet[] = [];
+  for (let i = 0; i < 7; i++) {
+    pets.push(await storage.create({ name: `p${i}\u2028`, categoryId: i + 1, status: i % 2 ? "sold" : "available" }));
+  }
+  type All = (this: unknown, params: unknown, callback: (error: Error | null, rows: Row[]) => void) => unknown;
+  const statement = sqlite3.Statement.prototype as unknown as { all: All };
+  const all = statement.all;
+  const handed: number[] = [];
+  statement.all = function (params, callback) {
+    return all.call(this, params, (error: Error | null, rows: Row[]) => {
+      handed.push(rows?.length ?? -1);
+      callback(error, rows);
+    });
+  };
+  try {
+    assert.equal(await storage.list({ after: 0, limit: 5 }), pets.slice(0, 5));
+    assert.equal(await storage.list({ after: 5, limit: 5 }), pets.slice(5));
+    assert.equal(await storage.list({ status: "sold", after: 1, limit: 2 }), [pets[1], pets[3]]);
+    assert.equal(await storage.list({ after: 7, limit: 5 }), []);
+  } finally {
+    statement.all = all;
+  }
+  assert.equal(handed, [1, 1, 1, 1], "one call a page, one row each");
+});
+
+s("a served text with a line feed between its members (another program's) is read: its page, row by row", async () => {
+  const path = newPath();
+  const storage = await open(path);
+  const pets: Pet[] = [];
+  for (let i = 0; i < 3; i++) pets.push(await storage.create({ name: `p${i}`, categoryId: 1, status: "pending" }));
+  const spaced = JSON.stringify(pets[1]).replaceAll(',"', ',\n"'); // still JSON of the same pet
+  await query(path, "UPDATE petstore_index SET pet = ? WHERE id = ?", [spaced, (pets[1] as Pet).id]);
+  assert.equal(await storage.list(everything), pets);
+  assert.equal(await storage.list({ status: "pending", after: 0, limit: 2 }), pets.slice(0, 2));
+  assert.equal(await storage.get((pets[1] as Pet).id), pets[1]);
+});
+
 s("a file whose index has no served texts (1.0, 1.1) gains the column on open, filled from Keyv's values", async () => {
   const path = newPath();
   const first = await open(path);
