@@ -148,13 +148,9 @@ export async function sqliteStorage(options: SqliteStorageOptions): Promise<PetS
     return storedPet(id ?? indexedId(indexed, "sqlite"), value, values, "sqlite");
   };
 
-  /** A page's texts, a row each: for a page whose texts cannot be joined (see pageTexts). */
-  const readRowByRow = async (status: string | undefined, after: number, limit: number): Promise<unknown[]> => {
-    const rows = await (status === undefined
-      ? statements.page.all([after, limit])
-      : statements.statusPage.all([status, after, limit]));
-    return rows.map((row) => row.pet);
-  };
+  /** Runs a page's statement, the one filtered by status when the page is. */
+  const readRange = (all: Prepared, byStatus: Prepared, { status, after, limit }: ListPage) =>
+    status === undefined ? all.all([after, limit]) : byStatus.all([status, after, limit]);
 
   return {
     kind: "sqlite",
@@ -181,12 +177,11 @@ export async function sqliteStorage(options: SqliteStorageOptions): Promise<PetS
       const [row] = await statements.indexedPet.all([id]);
       return row === undefined ? undefined : readPet(row.pet, id);
     },
-    async list({ status, after, limit }: ListPage): Promise<Pet[]> {
+    async list(page: ListPage): Promise<Pet[]> {
       ensureOpen();
-      const [row] = await (status === undefined
-        ? statements.pageText.all([after, limit])
-        : statements.statusPageText.all([status, after, limit]));
-      const texts = pageTexts(row) ?? (await readRowByRow(status, after, limit));
+      const [row] = await readRange(statements.pageText, statements.statusPageText, page);
+      // A page whose texts cannot be joined (see pageTexts) is read a row a text.
+      const texts = pageTexts(row) ?? (await readRange(statements.page, statements.statusPage, page)).map((r) => r.pet);
       const pets: Pet[] = new Array(texts.length);
       for (let i = 0; i < texts.length; i++) pets[i] = readPet(texts[i]);
       return inIdOrder(pets);
