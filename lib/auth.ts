@@ -12,17 +12,28 @@ export type AuthOption = VerifyToken | readonly string[] | { keys: readonly stri
 
 /** Tokens up to this length are compared with every key directly; longer ones through digests. */
 const DIRECT = 256;
+/** The length of a SHA-256 digest in hex. */
+const DIGEST = 64;
 
 /**
- * True when `token` is `key`, in time that depends on the token's length only (which its sender
- * knows): every character of the token is compared, with no early exit, against the key
- * repeated as far as needed; a length difference counts as a difference. Nothing about the key,
- * not even its length, changes the time taken.
+ * A key's character codes, repeated to `length`: what `same` compares a token with, read by index
+ * (no modulo, no string access), so that a key costs the same whatever its length.
  */
-function same(token: string, key: string): boolean {
-  const length = key.length;
+function repeatedCodes(key: string, length: number): Uint16Array {
+  const codes = new Uint16Array(length);
+  for (let i = 0; i < length; i++) codes[i] = key.charCodeAt(i % key.length);
+  return codes;
+}
+
+/**
+ * True when `token` is the key of `codes` (its length `length`, its codes repeated as far as a
+ * token may reach), in time that depends on the token's length only (which its sender knows):
+ * every character of the token is compared, with no early exit; a length difference counts as a
+ * difference. Nothing about the key, not even its length, changes the time taken.
+ */
+function same(token: string, codes: Uint16Array, length: number): boolean {
   let diff = token.length ^ length;
-  for (let i = 0; i < token.length; i++) diff |= token.charCodeAt(i) ^ key.charCodeAt(i % length);
+  for (let i = 0; i < token.length; i++) diff |= token.charCodeAt(i) ^ (codes[i] as number);
   return diff === 0;
 }
 
@@ -39,15 +50,15 @@ export function apiKeys(keys: readonly string[]): VerifyToken {
   if (!Array.isArray(keys) || keys.length === 0 || keys.some((k) => typeof k !== "string" || k.length === 0)) {
     throw new TypeError("apiKeys: expected a non-empty list of non-empty strings");
   }
-  const list = [...keys];
-  const digests = list.map(sha256Hex);
+  const direct = keys.map((key) => ({ codes: repeatedCodes(key, DIRECT), length: key.length }));
+  const digests = keys.map((key) => ({ codes: repeatedCodes(sha256Hex(key), DIGEST), length: DIGEST }));
   return (token: string) => {
     let ok = false;
     if (token.length <= DIRECT) {
-      for (const key of list) ok = same(token, key) || ok;
+      for (const key of direct) ok = same(token, key.codes, key.length) || ok;
     } else {
       const candidate = sha256Hex(token);
-      for (const d of digests) ok = same(candidate, d) || ok;
+      for (const d of digests) ok = same(candidate, d.codes, d.length) || ok;
     }
     return ok;
   };
