@@ -129,9 +129,12 @@ function createFromBytes(
     : created(handler, exchange, once.pet, once.replayed);
 }
 
-/** 201 with the pet and its Location (and `Idempotent-Replayed: true` for a replay). */
+/**
+ * 201 with the pet and its Location (and `Idempotent-Replayed: true` for a replay). A replay's text
+ * is kept (`one`): a client that retries once tends to retry again, and a kept text is flat already.
+ */
 function created(handler: Handler, exchange: Exchange, pet: Pet, replayed: boolean): PetStoreResponse {
   const location = `${handler.collectionPath}/${pet.id}`;
-  const headers: Record<string, string> = replayed ? { location, "idempotent-replayed": "true" } : { location };
-  return exchange.json(201, handler.json.created(pet), headers);
+  if (replayed) return exchange.json(201, handler.json.one(pet), { location, "idempotent-replayed": "true" });
+  return exchange.json(201, handler.json.created(pet), { location });
 }
