@@ -11,6 +11,11 @@ export const ERRORS = {
     message:
       'Idempotency-Key must be given once, as 1 to 255 characters from "!" to "~" other than a double quote or a backslash, optionally in double quotes.',
   },
+  invalid_request: {
+    status: 400,
+    message: "The Authorization header must be given once.",
+  },
+  bad_request: { status: 400, message: "The HTTP request is malformed." },
   invalid_pet_id: {
     status: 400,
     message: "petId must be a decimal integer from 1 to 9007199254740991.",
@@ -19,11 +24,13 @@ export const ERRORS = {
   pet_not_found: { status: 404, message: "No pet has this id." },
   not_found: { status: 404, message: "No such route." },
   method_not_allowed: { status: 405, message: "This method is not allowed on this path." },
+  request_timeout: { status: 408, message: "The request did not arrive in time." },
   idempotency_key_in_use: {
     status: 409,
     message: "A request with this Idempotency-Key is still being processed. Try again shortly.",
   },
   payload_too_large: { status: 413, message: "The request body is too large." },
+  uri_too_long: { status: 414, message: "The request line is too long." },
   unsupported_media_type: {
     status: 415,
     message: "The request body must be sent as application/json.",
@@ -32,6 +39,7 @@ export const ERRORS = {
     status: 422,
     message: "This Idempotency-Key was already used for a different request. Use a new key for a new pet.",
   },
+  headers_too_large: { status: 431, message: "The request headers are too large." },
   internal_error: { status: 500, message: "An unexpected error occurred." },
   storage_unavailable: {
     status: 503,

@@ -52,6 +52,7 @@ export {
   Pets,
 } from "./schemas.ts";
 export type { BreakerOptions } from "./storage/breaker.ts";
+export { InvalidRecordError } from "./storage/failures.ts";
 export type { MemoryStorageOptions } from "./storage/memory.ts";
 export { memoryStorage } from "./storage/memory.ts";
 export type { OpenStorageOptions } from "./storage/open.ts";

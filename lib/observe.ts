@@ -46,6 +46,8 @@ export interface BreakerObservation {
   backend: string;
   /** Failed calls in a row when it opened; 0 when it closed. */
   failures: number;
+  /** When it opened: the last failure's cause in one line (e.g. "ECONNREFUSED: connect ECONNREFUSED 127.0.0.1:6379"). */
+  cause?: string;
 }
 
 export type Observation = RequestObservation | StorageObservation | BreakerObservation;

@@ -1,6 +1,6 @@
 /**
  * The answers the core builds. A `Responder` is made once per request: it knows whether the
- * request is HEAD and which id the answer carries, so every answer gets the same four headers and
+ * request is HEAD and which id the answer carries, so every answer gets the same five headers and
  * every error the contract's Error body with the status of its code (lib/errors.ts).
  */
 import type { ErrorCode, Refusal } from "./errors.ts";
@@ -13,7 +13,7 @@ export const JSON_TYPE = "application/json; charset=utf-8";
 
 /**
  * The headers every answer carries, built in this one place: `content-type`, `cache-control:
- * no-store`, `x-request-id` and `content-length` (`bytes`: of the GET body, for HEAD too), then
+ * no-store`, `x-request-id`, `content-length` and `x-content-type-options: nosniff` (`bytes`: of the GET body, for HEAD too), then
  * `extra` (which may replace any of them, e.g. a static asset's cache-control).
  */
 export function responseHeaders(
@@ -27,6 +27,7 @@ export function responseHeaders(
     "cache-control": "no-store",
     "x-request-id": requestId,
     "content-length": String(bytes),
+    "x-content-type-options": "nosniff",
   };
   if (extra) Object.assign(headers, extra);
   return headers;
@@ -41,7 +42,7 @@ export class Responder {
     public requestId: string,
   ) {}
 
-  /** A JSON answer, with `headers` beside (or instead of) the four every answer carries. */
+  /** A JSON answer, with `headers` beside (or instead of) the five every answer carries. */
   json(status: number, body: string | JsonText, headers?: Record<string, string>): PetStoreResponse {
     const text = typeof body === "string" ? body : body.text;
     const bytes = typeof body === "string" ? utf8Length(body) : body.bytes;

@@ -6,6 +6,7 @@
 import * as v from "valibot";
 import { isDigits } from "./chars.ts";
 import { ERRORS, PetStoreError } from "./errors.ts";
+import { boundedDetails } from "./quote.ts";
 
 export const MAX_ID = Number.MAX_SAFE_INTEGER;
 export const MAX_NAME_LENGTH = 200;
@@ -92,9 +93,15 @@ export type Pet = v.InferOutput<typeof Pet>;
 
 export const Pets = v.array(Pet);
 
+/** True for a name NewPet takes: a non-whitespace character, at most 200 characters. */
+export function isPetName(name: string): boolean {
+  return (name.length <= MAX_NAME_LENGTH || codePoints(name) <= MAX_NAME_LENGTH) && /\S/.test(name);
+}
+
 /**
- * True for a value shaped like a Pet: the structural check of what a storage hands back (cheap: it
- * runs for every pet of every page, where a parse with the `Pet` schema would cost several times more).
+ * True for a value that is a Pet by the rules a create applies (the NewPet limits included): the
+ * check of what a storage hands back (cheap: it runs for every pet of every page, where a parse
+ * with the `Pet` schema would cost several times more).
  */
 export function isPet(p: unknown): p is Pet {
   if (typeof p !== "object" || p === null) return false;
@@ -103,10 +110,13 @@ export function isPet(p: unknown): p is Pet {
     typeof id === "number" &&
     Number.isSafeInteger(id) &&
     id >= 1 &&
+    id <= MAX_ID &&
     typeof name === "string" &&
+    isPetName(name) &&
     typeof categoryId === "number" &&
     Number.isSafeInteger(categoryId) &&
     categoryId >= 1 &&
+    categoryId <= MAX_ID &&
     (status === "available" || status === "pending" || status === "sold")
   );
 }
@@ -174,11 +184,12 @@ export function checkNewPet(input: unknown): CheckedNewPet {
   if (usual !== undefined) return usual;
   const parsed = v.safeParse(NewPet, input);
   if (!parsed.success) {
-    const details = issueDetails(parsed.issues);
+    const { shown: details, omitted } = boundedDetails(issueDetails(parsed.issues));
+    const more = omitted === 0 ? "" : ` (and ${omitted} more)`;
     const message =
       details.length === 1 && details[0]?.path === ""
         ? `The request body is not a valid NewPet: ${details[0].message}.`
-        : `The request body is not a valid NewPet: ${details.map((d) => `${d.path} ${d.message}`).join("; ")}.`;
+        : `The request body is not a valid NewPet: ${details.map((d) => `${d.path} ${d.message}`).join("; ")}${more}.`;
     throw new PetStoreError("invalid_body", message, { details });
   }
   const { name, categoryId, status = "available" } = parsed.output;

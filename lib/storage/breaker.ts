@@ -74,14 +74,21 @@ export class Breaker {
     }
   }
 
-  /** A call failed as a down backend fails (a time-out, a lost connection). */
-  failed(admission: Admission): void {
+  /** A call failed as a down backend fails (a time-out, a lost connection); `failure` says how, for the log. */
+  failed(admission: Admission, failure?: unknown): void {
     if (admission === "probe") this.probes--;
     this.inARow++;
     if (!this.open && this.inARow >= this.threshold) {
       this.open = true;
       this.lastProbe = performance.now();
-      this.tell({ kind: "breaker", state: "open", backend: this.backend, failures: this.inARow });
+      const cause = describeCause(failure);
+      this.tell({
+        kind: "breaker",
+        state: "open",
+        backend: this.backend,
+        failures: this.inARow,
+        ...(cause && { cause }),
+      });
     }
   }
 
@@ -89,6 +96,24 @@ export class Breaker {
   settled(admission: Admission): void {
     if (admission === "probe") this.probes--;
   }
+}
+
+/**
+ * The last failure's cause in one line, for the log of an opening breaker: the underlying error's
+ * code and message (a driver's, or the time-out's), with any credentials of a URL taken out.
+ */
+function describeCause(failure: unknown): string | undefined {
+  let error = failure;
+  while (error instanceof PetStoreError && error.cause !== undefined) error = error.cause;
+  if (error === undefined || error instanceof PetStoreError) return undefined;
+  const { code, message } = (typeof error === "object" && error !== null ? error : {}) as {
+    code?: unknown;
+    message?: unknown;
+  };
+  const text = (typeof message === "string" ? message : String(error)).split("\n", 1)[0] ?? "";
+  const named = typeof code === "string" && code !== "" && !text.includes(code) ? `${code}: ${text}` : text;
+  const safe = named.replace(/\/\/[^/@\s]*@/g, "//***@");
+  return safe.length > 200 ? `${safe.slice(0, 200)}…` : safe;
 }
 
 /** The breaker option checked: `false` turns it off; numbers must be positive integers. */

@@ -1,14 +1,16 @@
 /**
  * Every storage call the core makes goes through a guard: the breaker (a backend known to be down
- * is not waited on), a time-out, any failure of the backend turned into `storage_unavailable`, and
- * (with `observe`) one observation per call. A synchronous answer stays synchronous: a page from
+ * is not waited on), a time-out, each failure classified (./failures.ts: an outage is
+ * `storage_unavailable` and counts, an invalid record is that request's `internal_error` and does
+ * not), and (with `observe`) one observation per call. A synchronous answer stays synchronous: a page from
  * memory costs no promise.
  */
 import type { Awaitable } from "../awaitable.ts";
 import { isPromise } from "../awaitable.ts";
-import { isPetStoreError, PetStoreError, storageUnavailable } from "../errors.ts";
+import { PetStoreError } from "../errors.ts";
 import type { Observer, StorageOperation } from "../observe.ts";
 import type { Admission, Breaker } from "./breaker.ts";
+import { storageFailure } from "./failures.ts";
 
 /** A storage call of one operation, guarded (and observed when the store has an observer). */
 export type GuardedCall = <T>(operation: StorageOperation, call: () => Awaitable<T>) => Awaitable<T>;
@@ -25,27 +27,27 @@ export interface GuardOptions {
   breaker?: Breaker | undefined;
 }
 
-/** Tells the breaker how a call that reached the backend ended. */
-function record(breaker: Breaker | undefined, admission: Admission, error?: unknown): void {
+/** Tells the breaker how a call that reached the backend ended: only an outage counts against it. */
+function record(breaker: Breaker | undefined, admission: Admission, failure?: PetStoreError): void {
   if (breaker === undefined) return;
-  if (error === undefined) breaker.succeeded(admission);
-  else if (isPetStoreError(error))
-    breaker.settled(admission); // the storage's own verdict, not an outage
-  else breaker.failed(admission);
+  if (failure === undefined) breaker.succeeded(admission);
+  else if (failure.code === "storage_unavailable") breaker.failed(admission, failure);
+  else breaker.settled(admission); // the storage's own verdict (an invalid record), not an outage
 }
 
 /** One call with the time-out: one timer and one promise beyond the storage's own (no race of promises). */
 function withTimeout<T>(
   call: () => Awaitable<T>,
-  { timeoutMs, inProcess = false, breaker }: GuardOptions,
+  { timeoutMs, inProcess = false, breaker, backend }: GuardOptions,
   admission: Admission,
 ): Awaitable<T> {
   let result: Awaitable<T>;
   try {
     result = call();
   } catch (error) {
-    record(breaker, admission, error);
-    throw storageUnavailable(error);
+    const failure = storageFailure(error, backend);
+    record(breaker, admission, failure);
+    throw failure;
   }
   if (!isPromise(result)) {
     record(breaker, admission);
@@ -53,7 +55,7 @@ function withTimeout<T>(
   }
   if (inProcess) {
     return result.then(undefined, (error: unknown) => {
-      throw storageUnavailable(error);
+      throw storageFailure(error, backend);
     });
   }
   const pending = result;
@@ -61,8 +63,11 @@ function withTimeout<T>(
     let timedOut = false;
     const timer = setTimeout(() => {
       timedOut = true;
-      breaker?.failed(admission);
-      reject(new PetStoreError("storage_unavailable", "The storage backend did not answer in time."));
+      const failure = new PetStoreError("storage_unavailable", "The storage backend did not answer in time.", {
+        cause: new Error(`${backend} storage: no answer within ${timeoutMs} ms`),
+      });
+      breaker?.failed(admission, failure);
+      reject(failure);
     }, timeoutMs);
     pending.then(
       (value) => {
@@ -73,8 +78,9 @@ function withTimeout<T>(
       },
       (error: unknown) => {
         clearTimeout(timer);
-        if (!timedOut) record(breaker, admission, error);
-        reject(storageUnavailable(error));
+        const failure = storageFailure(error, backend);
+        if (!timedOut) record(breaker, admission, failure);
+        reject(failure);
       },
     );
   });

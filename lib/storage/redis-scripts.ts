@@ -22,21 +22,27 @@ const hashScript = (source: string): Script => ({ source, sha: sha1Hex(source) }
 const decideByRecord = (record: string, fingerprint: string, now: string) => `local rec = redis.call('GET', ${record})
 if rec then
   local fp, id, exp = string.match(rec, '^(%S+) (%S+) (%S+)$')
-  if fp and tonumber(exp) > tonumber(${now}) then
+  if not (fp and tonumber(id) and tonumber(exp)) then return {'invalid', 'record'} end
+  if tonumber(exp) > tonumber(${now}) then
     if fp ~= ${fingerprint} then return {'reused'} end
     return {'replayed', id}
   end
 end`;
 
+/** Lua that reads the sequence at `sequence` as `last`, or answers `invalid` when it holds no integer. */
+const readSequence = (sequence: string) => `local last = tonumber(redis.call('GET', ${sequence}) or '0')
+if not last or last ~= math.floor(last) then return {'invalid', 'sequence'} end`;
+
 /**
  * The first step of an idempotent create: the key's record decides (a replay of its pet, or
  * `reused` for another fingerprint), or the next id is taken. KEYS: the record, the sequence.
  * ARGV: fingerprint, now, the largest id. A record is "<fingerprint> <pet id> <expires at>"; one
- * that expired by `now` (by the caller's clock) counts as absent.
+ * that expired by `now` (by the caller's clock) counts as absent; a record or a sequence that cannot
+ * be read answers `invalid` and which (`record`, `sequence`): a create then fails closed.
  */
 export const CLAIM = hashScript(`
 ${decideByRecord("KEYS[1]", "ARGV[1]", "ARGV[2]")}
-local last = tonumber(redis.call('GET', KEYS[2]) or '0')
+${readSequence("KEYS[2]")}
 if last >= tonumber(ARGV[3]) then return {'exhausted'} end
 return {'next', string.format('%d', redis.call('INCR', KEYS[2]))}
 `);
@@ -87,7 +93,8 @@ export const readReply = (reply: unknown): string[] => (Array.isArray(reply) ? r
  * pets, the index of the pet's status. ARGV: the id, the value's text.
  */
 export const WRITE_AT = hashScript(`
-if tonumber(redis.call('GET', KEYS[1]) or '0') + 1 ~= tonumber(ARGV[1]) then return {'moved'} end
+${readSequence("KEYS[1]")}
+if last + 1 ~= tonumber(ARGV[1]) then return {'moved'} end
 redis.call('SET', KEYS[1], ARGV[1])
 redis.call('SET', KEYS[2], ARGV[2])
 redis.call('ZADD', KEYS[3], ARGV[1], ARGV[1])
@@ -105,7 +112,8 @@ return {'created'}
  */
 export const WRITE_ONCE_AT = hashScript(`
 ${decideByRecord("KEYS[1]", "ARGV[1]", "ARGV[2]")}
-if tonumber(redis.call('GET', KEYS[2]) or '0') + 1 ~= tonumber(ARGV[3]) then return {'moved'} end
+${readSequence("KEYS[2]")}
+if last + 1 ~= tonumber(ARGV[3]) then return {'moved'} end
 redis.call('SET', KEYS[2], ARGV[3])
 redis.call('SET', KEYS[3], ARGV[4])
 redis.call('ZADD', KEYS[4], ARGV[3], ARGV[3])

@@ -9,6 +9,7 @@
 import type { Pet, PetStatus } from "../schemas.ts";
 import { redactUrl, StorageConfigError } from "./config-error.ts";
 import { loadDriver } from "./driver.ts";
+import { blameRecord, invalidRecord } from "./failures.ts";
 import type { CreateOnceResult, IdempotencyRecord, ListPage, PetData, PetStorage } from "./port.ts";
 import { connectCluster } from "./redis-cluster.ts";
 import { connectServer, type RedisConnection, type RedisDriver } from "./redis-connection.ts";
@@ -183,6 +184,24 @@ function buildStore(
     if (closing !== undefined) throw storageClosed("redis");
   };
 
+  /** A create's script failed on a value: the keys it read are the ones to look at. */
+  const blameKeys = <T>(promise: Promise<T>, record: IdempotencyRecord | undefined) =>
+    blameRecord(
+      promise,
+      "redis",
+      record === undefined ? keys.sequence : `${keys.sequence} or ${keys.record(record.scope, record.key)}`,
+    );
+
+  /** The error of a script that answered `invalid`: which record (`record`, `sequence`) it could not read. */
+  const invalidKey = (which: string | undefined, record: IdempotencyRecord | undefined) =>
+    which === "record" && record !== undefined
+      ? invalidRecord(
+          "redis",
+          keys.record(record.scope, record.key),
+          "not a key record (<fingerprint> <pet id> <expires at>)",
+        )
+      : invalidRecord("redis", keys.sequence, "the id sequence does not hold an integer");
+
   /** The second step of a create, on the write connection and confirmed by a replica when replicated. */
   function writePet(keyList: string[], args: string[]): Promise<unknown> {
     if (writes === undefined) return runScript(commands, WRITE, keyList, args);
@@ -213,18 +232,24 @@ function buildStore(
     try {
       if (record === undefined) {
         const keyList = [keys.sequence, ...valueKeys];
-        reply = readReply(await runScript(commands, WRITE_AT, keyList, [rawId, head + rawId + tail]));
+        reply = readReply(
+          await blameKeys(runScript(commands, WRITE_AT, keyList, [rawId, head + rawId + tail]), record),
+        );
       } else {
         const { scope, key, fingerprint, now, expiresAt } = record;
         const keyList = [keys.record(scope, key), keys.sequence, ...valueKeys];
         const args = [fingerprint, String(now), rawId, head + rawId + tail, String(expiresAt), ttlOf(record)];
-        reply = readReply(await runScript(exact, WRITE_ONCE_AT, keyList, args));
+        reply = readReply(await blameKeys(runScript(exact, WRITE_ONCE_AT, keyList, args), record));
       }
     } catch (error) {
       ids.lose();
       throw error;
     }
     const [outcome, replayId] = reply;
+    if (outcome === "invalid") {
+      ids.lose();
+      throw invalidKey(replayId, record);
+    }
     if (outcome === "created") {
       return { pet: { id, name: data.name, categoryId: data.categoryId, status: data.status }, replayed: false };
     }
@@ -242,7 +267,7 @@ function buildStore(
   async function takeId(): Promise<string> {
     const answered = ids?.sendingIncr();
     try {
-      const rawId = String(await exact.incr(keys.sequence));
+      const rawId = String(await blameRecord(exact.incr(keys.sequence), "redis", keys.sequence));
       answered?.(Number(rawId));
       return rawId;
     } catch (error) {
@@ -268,7 +293,10 @@ function buildStore(
       ids?.lose();
       const recordKey = keys.record(record.scope, record.key);
       const claimArgs = [record.fingerprint, String(record.now), MAX_ID];
-      const [outcome, id] = readReply(await runScript(exact, CLAIM, [recordKey, keys.sequence], claimArgs));
+      const [outcome, id] = readReply(
+        await blameKeys(runScript(exact, CLAIM, [recordKey, keys.sequence], claimArgs), record),
+      );
+      if (outcome === "invalid") throw invalidKey(id, record);
       if (outcome === "reused") return { conflict: "reused" };
       if (outcome === "exhausted") throw sequenceExhausted("redis");
       if (outcome === "replayed" && id !== undefined) return replayOf(id);
@@ -285,7 +313,8 @@ function buildStore(
       keyList.push(keys.record(scope, key));
       args.push(fingerprint, String(now), String(expiresAt), ttlOf(record));
     }
-    const [outcome, replayId] = readReply(await writePet(keyList, args));
+    const [outcome, replayId] = readReply(await blameKeys(writePet(keyList, args), record));
+    if (outcome === "invalid") throw invalidKey(replayId, record);
     if (outcome === "created") {
       return { pet: { id, name: data.name, categoryId: data.categoryId, status: data.status }, replayed: false };
     }
@@ -298,9 +327,15 @@ function buildStore(
     kind: "redis",
     async findOnce({ scope, key, fingerprint, now }: IdempotencyRecord): Promise<CreateOnceResult | undefined> {
       ensureOpen();
-      const rec = await commands.get(keys.record(scope, key));
-      const [fp, rawId, exp] = typeof rec === "string" ? rec.split(" ") : [];
-      if (fp === undefined || rawId === undefined || !(Number(exp) > now)) return undefined;
+      const recordKey = keys.record(scope, key);
+      const rec = await blameRecord(commands.get(recordKey), "redis", recordKey);
+      if (rec === null || rec === undefined) return undefined;
+      // A record that cannot be read fails closed: never a second pet for its key.
+      const [fp, rawId, exp, ...rest] = String(rec).split(" ");
+      if (fp === undefined || !/^[0-9]+$/.test(rawId ?? "") || Number.isNaN(Number(exp)) || rest.length > 0) {
+        throw invalidRecord("redis", recordKey, "not a key record (<fingerprint> <pet id> <expires at>)");
+      }
+      if (rawId === undefined || !(Number(exp) > now)) return undefined;
       if (fp !== fingerprint) return { conflict: "reused" };
       return replayOf(rawId);
     },
@@ -319,8 +354,8 @@ function buildStore(
       return readPet(
         id,
         "redis",
-        async () => (await commands.zScore(keys.index(), String(id))) !== null,
-        () => values.get(String(id)),
+        async () => (await blameRecord(commands.zScore(keys.index(), String(id)), "redis", keys.index())) !== null,
+        () => blameRecord(values.get(String(id)), "redis", keys.value(String(id))),
       );
     },
     async list({ status, after, limit }: ListPage): Promise<Pet[]> {
@@ -328,7 +363,11 @@ function buildStore(
       // The guessed values are asked with the index, in the same write: one round trip when right.
       const guess = pages.guessOf(status, after, limit);
       const [ids, guessed] = await Promise.all([
-        commands.zRangeByScore(keys.index(status), `(${after}`, "+inf", { LIMIT: { offset: 0, count: limit } }),
+        blameRecord(
+          commands.zRangeByScore(keys.index(status), `(${after}`, "+inf", { LIMIT: { offset: 0, count: limit } }),
+          "redis",
+          keys.index(status),
+        ),
         guess === undefined ? undefined : commands.mGet(guess.valueKeys),
       ]);
       // Ids stay the members' text: the client decodes integer replies imprecisely near 2^53.

@@ -5,10 +5,11 @@
  * marker, so that it is reported as an invalid value (500) rather than as a dead backend (503).
  */
 import Keyv, { type KeyvStoreAdapter } from "keyv";
-import { PetStoreError } from "../errors.ts";
+import type { PetStoreError } from "../errors.ts";
 import { jsonString } from "../json.ts";
 import type { Pet, PetStatus } from "../schemas.ts";
-import { isPet, MAX_ID } from "../schemas.ts";
+import { isPet, isPetName, MAX_ID } from "../schemas.ts";
+import { invalidRecord } from "./failures.ts";
 
 const UNDECODABLE = Symbol("undecodable");
 
@@ -54,11 +55,8 @@ export function petValues(store: KeyvStoreAdapter, options: PetValuesOptions): K
   return values;
 }
 
-function invalid(kind: string, what: string, cause?: unknown): PetStoreError {
-  // The client sees the table's generic message; the details go to the logs through `cause`.
-  const detail = new Error(`${kind} storage: ${what}`, cause === undefined ? undefined : { cause });
-  return new PetStoreError("internal_error", undefined, { cause: detail });
-}
+/** Keyv's key of pet `id`: how the logs name a pet's record. */
+const petKey = (id: number) => `pets:${id}`;
 
 /** What is wrong with a value that is not a Pet, for the logs (never for the client). */
 function petProblem(value: unknown): string {
@@ -75,9 +73,9 @@ const VALID: Pet = { id: 1, name: "x", categoryId: 1, status: "sold" };
  */
 export function toPet(value: unknown, id: number, kind: string): Pet {
   if (value === undefined) return missingValue(id, kind);
-  if (isUndecodable(value)) throw invalid(kind, `the stored value of pet ${id} is not valid JSON`, value[UNDECODABLE]);
-  if (!isPet(value)) throw invalid(kind, `the stored value of pet ${id} is not a valid Pet (${petProblem(value)})`);
-  if (value.id !== id) throw invalid(kind, `the value stored as pet ${id} says it is pet ${value.id}`);
+  if (isUndecodable(value)) throw invalidRecord(kind, petKey(id), "not valid JSON");
+  if (!isPet(value)) throw invalidRecord(kind, petKey(id), `not a valid Pet (${petProblem(value)})`);
+  if (value.id !== id) throw invalidRecord(kind, petKey(id), `its id is ${String(value.id).slice(0, 20)}, not ${id}`);
   return { id: value.id, name: value.name, categoryId: value.categoryId, status: value.status };
 }
 
@@ -137,7 +135,7 @@ function checkedText(id: number, raw: string, pattern: RegExp): CheckedText | un
   const match = pattern.exec(raw);
   if (match === null) return undefined;
   const categoryId = Number(match[3]);
-  if (Number(match[1]) !== id || categoryId > MAX_ID) return undefined;
+  if (Number(match[1]) !== id || categoryId > MAX_ID || !isPetName(match[2] as string)) return undefined;
   const fields = { id, raw, name: match[2] as string, categoryId, status: match[4] as PetStatus };
   checked[slot] = fields;
   return fields;
@@ -160,8 +158,8 @@ export function servedPet(id: number, text: string, kind: string): Pet {
   let value: unknown;
   try {
     value = JSON.parse(text);
-  } catch (error) {
-    throw invalid(kind, `the served text of pet ${id} is not valid JSON`, error);
+  } catch {
+    throw invalidRecord(kind, `index:${id}`, "the served copy is not valid JSON");
   }
   return toPet(value, id, kind);
 }
@@ -185,7 +183,7 @@ function idBetween(text: string, comma: number): number {
 export function servedPetOf(text: string, kind: string): Pet {
   const comma = text.indexOf(",");
   const id = text.startsWith('{"id":') && comma > 6 ? idBetween(text, comma) : Number.NaN;
-  if (!Number.isSafeInteger(id) || id < 1) throw invalid(kind, "a served text that names no valid pet id");
+  if (!Number.isSafeInteger(id) || id < 1) throw invalidRecord(kind, "index", "a served copy names no valid pet id");
   return servedPet(id, text, kind);
 }
 
@@ -214,7 +212,7 @@ function decodedValue(raw: unknown, values: Keyv<unknown>): unknown {
 
 /** An id in the index whose value is gone: the data was changed outside this store. */
 export function missingValue(id: number, kind: string): never {
-  throw invalid(kind, `pet ${id} is in the index but its value is missing`);
+  throw invalidRecord(kind, petKey(id), "the pet is in the index but its value is missing or of another type");
 }
 
 /** A newly assigned id, checked to be a safe integer: past 2^53-1 the store refuses to create. */
@@ -225,15 +223,19 @@ export function checkNewId(id: unknown, kind: string): number {
 
 /** The error for a sequence that cannot hand out another safe-integer id. */
 export function sequenceExhausted(kind: string, last?: unknown): PetStoreError {
-  const got = last === undefined ? "" : ` (got ${String(last)})`;
-  return invalid(kind, `the id sequence is exhausted${got}: ids must stay at most ${MAX_ID}`);
+  const got = last === undefined ? "" : ` (got ${String(last).slice(0, 24)})`;
+  return invalidRecord(
+    kind,
+    "sequence",
+    `the id sequence is exhausted or not an integer${got}: ids must stay at most ${MAX_ID}`,
+  );
 }
 
 /** An id read back from an index, checked like a new one. */
 export function indexedId(raw: unknown, kind: string): number {
   const id = typeof raw === "string" ? Number(raw) : raw;
   if (typeof id === "number" && Number.isSafeInteger(id) && id >= 1) return id;
-  throw invalid(kind, `the index holds an invalid id (${String(raw)})`);
+  throw invalidRecord(kind, "index", `the index holds an invalid id (${String(raw).slice(0, 24)})`);
 }
 
 /**

@@ -180,7 +180,7 @@ test("breaker: observe and onChange are told when it opens and when it closes", 
   await sleep(30);
   await call(s, "GET", "/v1/pets");
   const expected = [
-    { kind: "breaker", state: "open", backend: "switchable", failures: 5 },
+    { kind: "breaker", state: "open", backend: "switchable", failures: 5, cause: "connection lost" },
     { kind: "breaker", state: "closed", backend: "switchable", failures: 0 },
   ];
   assert.equal(changes, expected);

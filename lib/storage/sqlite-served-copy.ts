@@ -1,0 +1,78 @@
+/**
+ * SQLite's served copy of a pet (`<table>_index.pet`, sqlite-pet-texts.ts) is a cache of Keyv's
+ * record, never trusted over it: a copy that is not a valid Pet is answered from the record, and
+ * rewritten from it. Only when the record itself is bad is the request a `500`.
+ */
+import type Keyv from "keyv";
+import type { Pet } from "../schemas.ts";
+import { invalidRecordOf, isInvalidData } from "./failures.ts";
+import { type Database, queryAll } from "./sqlite-connection.ts";
+import { petTextAround, storedPet } from "./values.ts";
+
+/** What repairs need: the write connection and its queue, the store's table and Keyv. */
+export interface CopyRepairs {
+  db: Database;
+  table: string;
+  values: Keyv<unknown>;
+  /** Runs a write after the writes before it (the store's write queue). */
+  serialise: <T>(write: () => Promise<T>) => Promise<T>;
+}
+
+/** The contract's text of a pet, as creates write the copy. */
+const servedText = (pet: Pet) => {
+  const [head, tail] = petTextAround(pet);
+  return `${head}${pet.id}${tail}`;
+};
+
+/** A page as the port asks for it. */
+type Page = { status?: string | undefined; after: number; limit: number };
+
+/** The pets of a page read from Keyv's records, each bad copy among them rewritten from its record. */
+async function readFromRecords({ db, table, values, serialise }: CopyRepairs, page: Page): Promise<Pet[]> {
+  const where = page.status === undefined ? "i.id > ?" : "i.status = ? AND i.id > ?";
+  const params = page.status === undefined ? [page.after, page.limit] : [page.status, page.after, page.limit];
+  // On the write connection, between its writes: never inside one's transaction.
+  return serialise(async () => {
+    const rows = await queryAll(
+      db,
+      `SELECT i.id AS id, i.pet AS pet, v.value AS value FROM ${table}_index i LEFT JOIN ${table}_values v ON v.key = 'pets:' || i.id WHERE ${where} ORDER BY i.id LIMIT ?`,
+      params,
+    );
+    const pets = rows.map((row) => storedPet(Number(row.id), row.value, values, "sqlite"));
+    for (const [i, pet] of pets.entries()) {
+      const copy = rows[i]?.pet;
+      if (copy !== null && copy !== servedText(pet)) {
+        await queryAll(db, `UPDATE ${table}_index SET pet = ? WHERE id = ?`, [servedText(pet), pet.id]);
+      }
+    }
+    return pets;
+  });
+}
+
+/** True when `error` is a record found invalid (a served copy or Keyv's record), not an outage. */
+const isBadRecord = (error: unknown) => invalidRecordOf(error) !== undefined || isInvalidData(error);
+
+/** A page from `read()` (over served copies), or when a copy is bad the same page from Keyv's records. */
+export async function listTrusted(repairs: CopyRepairs, page: Page, read: () => Promise<Pet[]>): Promise<Pet[]> {
+  try {
+    return await read();
+  } catch (error) {
+    if (!isBadRecord(error)) throw error;
+    return readFromRecords(repairs, page);
+  }
+}
+
+/** Pet `id` from `read()` (over its served copy), or when the copy is bad from Keyv's record. */
+export async function getTrusted(
+  repairs: CopyRepairs,
+  id: number,
+  read: () => Promise<Pet | undefined>,
+): Promise<Pet | undefined> {
+  try {
+    return await read();
+  } catch (error) {
+    if (!isBadRecord(error)) throw error;
+    const [pet] = await readFromRecords(repairs, { after: id - 1, limit: 1 });
+    return pet?.id === id ? pet : undefined;
+  }
+}
