@@ -64,6 +64,7 @@ function respond(store: AdapterStore, request: FastifyRequest, reply: FastifyRep
     raw.url ?? request.url, // the raw target, exactly as the Node adapter sees it
     raw.headers,
     announcesBody(raw.headers) ? (limit: number) => readBody(streamOf(request), limit) : undefined,
+    raw.rawHeaders,
   );
   const response = store.respond(core);
   if (isPromise(response)) response.then((r) => send(store, request, reply, r));

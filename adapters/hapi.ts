@@ -47,6 +47,7 @@ function respond(store: AdapterStore, request: Request, h: ResponseToolkit): Res
     raw.url ?? request.path, // the raw target, exactly as the Node adapter sees it
     raw.headers,
     payload && announcesBody(raw.headers) ? (limit: number) => readBody(payload, limit) : undefined,
+    raw.rawHeaders,
   );
   const res = store.respond(core);
   return isPromise(res) ? res.then((r) => toHapi(r, h)) : toHapi(res, h);

@@ -13,16 +13,44 @@ const EMPTY = new Uint8Array(0);
 
 /**
  * The core's request for a raw request target as Node gives it (`/v1/pets?limit=5`): the path and
- * the query string apart, the headers as they are, the body as the given reader.
+ * the query string apart, the headers as they are, the body as the given reader. Pass the
+ * request's `rawHeaders` too: Node's `headers` keep only the first of several Authorization
+ * headers, which the core must see to refuse them (400 invalid_request).
+ *
+ * @example nodeRequest(req.method, req.url, req.headers, reader, req.rawHeaders)
  */
 export function nodeRequest(
   method: string,
   url: string,
   headers: IncomingHttpHeaders,
   body: BodyReader | undefined,
+  rawHeaders?: readonly string[],
 ): PetStoreRequest {
   const q = url.indexOf("?");
-  return { method, path: q === -1 ? url : url.slice(0, q), query: q === -1 ? "" : url.slice(q + 1), headers, body };
+  const authorization = rawHeaders === undefined ? undefined : repeatedAuthorization(rawHeaders);
+  return {
+    method,
+    path: q === -1 ? url : url.slice(0, q),
+    query: q === -1 ? "" : url.slice(q + 1),
+    headers: authorization === undefined ? headers : { ...headers, authorization },
+    body,
+  };
+}
+
+/** Every Authorization value of a raw header list when there are several, else undefined. */
+function repeatedAuthorization(rawHeaders: readonly string[]): string[] | undefined {
+  let first: string | undefined;
+  let values: string[] | undefined;
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const name = rawHeaders[i] as string;
+    // Most names are not 13 characters long: only those are compared.
+    if (name.length !== 13 || name.toLowerCase() !== "authorization") continue;
+    const value = rawHeaders[i + 1] as string;
+    if (first === undefined) first = value;
+    else if (values === undefined) values = [first, value];
+    else values.push(value);
+  }
+  return values;
 }
 
 /** True when the request announces a body (a non-zero Content-Length, or Transfer-Encoding). */

@@ -15,6 +15,7 @@ interface Case {
 
 const CHALLENGE = 'Bearer realm="petstore"';
 const CHALLENGE_INVALID = 'Bearer realm="petstore", error="invalid_token"';
+const CHALLENGE_REQUEST = 'Bearer realm="petstore", error="invalid_request"';
 
 const auth = (c: Client) => ({ authorization: `Bearer ${c.key}` });
 const jsonBody = (c: Client) => ({ ...auth(c), "content-type": "application/json" });
@@ -225,6 +226,23 @@ const CASES: Case[] = [
     },
   },
 
+  {
+    name: 'auth: Authorization given twice (two headers joined with ", ", as Web Headers join them) gives 400 invalid_request with error="invalid_request", before the body is read',
+    async run(c) {
+      const twice = { authorization: `Bearer ${c.key}, Bearer ${c.key}` };
+      for (const req of [
+        get(c, "/pets", twice),
+        get(c, "/pets/1", twice),
+        post(c, "{oops", { ...twice, "content-type": "text/plain" }),
+      ]) {
+        const answer = await c.send(req);
+        expectError(answer, 400, "invalid_request");
+        expectHeaders(answer, { "www-authenticate": CHALLENGE_REQUEST });
+      }
+      assert.equal((await c.send(get(c, "/pets"))).body, "[]", "nothing was created");
+    },
+  },
+
   // --- Content: 415, 413, 400 ------------------------------------------------------------------
   {
     name: "createPet: a body that is not application/json gives 415 unsupported_media_type",
@@ -241,6 +259,27 @@ const CASES: Case[] = [
       const headers = { ...auth(c), "content-type": "Application/JSON; charset=utf-8" };
       const answer = await c.send(post(c, '{"name":"Rex","categoryId":1}', headers));
       assert.equal(answer.status, 201);
+    },
+  },
+  {
+    name: "createPet: a charset other than utf-8 gives 415 unsupported_media_type; utf-8 in any case, quoted, is accepted",
+    async run(c) {
+      const body = '{"name":"Rex","categoryId":1}';
+      const latin1 = { ...auth(c), "content-type": "application/json; charset=latin1" };
+      expectError(await c.send(post(c, body, latin1)), 415, "unsupported_media_type");
+      const quoted = { ...auth(c), "content-type": 'application/json; charset="UTF-8"' };
+      assert.equal((await c.send(post(c, body, quoted))).status, 201);
+    },
+  },
+  {
+    name: "createPet: a Content-Encoding other than identity (gzip) gives 415 unsupported_media_type; identity is accepted",
+    async run(c) {
+      const body = '{"name":"Rex","categoryId":1}';
+      const gzip = { ...jsonBody(c), "content-encoding": "gzip" };
+      const refused = expectError(await c.send(post(c, body, gzip)), 415, "unsupported_media_type");
+      assert.match(String(refused.message), /compressed/);
+      const identity = { ...jsonBody(c), "content-encoding": "Identity" };
+      assert.equal((await c.send(post(c, body, identity))).status, 201);
     },
   },
   {
@@ -271,6 +310,20 @@ const CASES: Case[] = [
     },
   },
   {
+    name: "createPet: an object with a repeated member name (I-JSON) gives 400 malformed_json naming it",
+    async run(c) {
+      for (const [body, member] of [
+        ['{"name":"Rex","name":"Mia","categoryId":1}', "name"],
+        ['{"__proto__":1,"__proto__":2}', "__proto__"],
+        ['{"name":"Rex","categoryId":1,"status":"sold","\\u0073tatus":"sold"}', "status"],
+      ] as const) {
+        const error = expectError(await c.send(post(c, body)), 400, "malformed_json");
+        assert.ok(String(error.message).includes(`"${member}"`), `the message names ${member}: ${error.message}`);
+      }
+      assert.equal((await c.send(get(c, "/pets"))).body, "[]", "nothing was created");
+    },
+  },
+  {
     name: "createPet: a missing body gives 400 invalid_body",
     async run(c) {
       expectError(await c.send(post(c, undefined)), 400, "invalid_body");
@@ -292,6 +345,18 @@ const CASES: Case[] = [
       assert.ok(JSON.stringify(id.details).includes('"id"'), "details name the field");
       const proto = await c.send(post(c, '{"__proto__":{"x":1},"name":"Rex","categoryId":1}'));
       expectError(proto, 400, "invalid_body");
+    },
+  },
+  {
+    name: "createPet: an unknown field name of 65,000 characters is named cut to 64 characters and …, in an answer of at most 4 KiB",
+    async run(c) {
+      const name = "f".repeat(65_000);
+      const answer = await c.send(post(c, `{"name":"Rex","categoryId":1,"${name}":1}`));
+      const error = expectError(answer, 400, "invalid_body");
+      const shown = `${"f".repeat(64)}…`;
+      assert.deepEqual(error.details, [{ path: shown, message: "is an unknown field" }]);
+      assert.ok(String(error.message).includes(shown), "the message names the field, cut");
+      assert.ok(new TextEncoder().encode(answer.body).length <= 4096, `the answer takes ${answer.body.length} bytes`);
     },
   },
   {
@@ -518,6 +583,25 @@ const CASES: Case[] = [
       expectHeaders(answer, { "x-request-id": "client-id_1.2" });
       const error = await c.send(get(c, "/nope", { "x-request-id": "A".repeat(128) }));
       expectHeaders(error, { "x-request-id": "A".repeat(128) });
+    },
+  },
+  {
+    name: "every answer: X-Content-Type-Options: nosniff, errors and preflights included",
+    async run(c) {
+      const origin = c.corsOrigin ?? "https://shop.example";
+      const answers = [
+        await c.send(post(c, '{"name":"Rex","categoryId":1}')),
+        await c.send(get(c, "/pets")),
+        await c.send({ method: "HEAD", path: `${c.base}/pets/1`, headers: auth(c) }),
+        await c.send(get(c, "/pets", {})),
+        await c.send(get(c, "/owners")),
+        await c.send({ method: "DELETE", path: `${c.base}/pets`, headers: auth(c) }),
+        await c.send(post(c, "{oops")),
+        await c.send(preflight(c, "/pets", origin)),
+      ];
+      for (const answer of answers) {
+        assert.equal(answer.headers["x-content-type-options"], "nosniff", `the ${answer.status} answer`);
+      }
     },
   },
   {

@@ -1,7 +1,7 @@
 /**
  * The HTTP-neutral handler: one request in, one response out, for the whole HTTP contract. It
  * never throws or rejects: every input, however hostile, gets a response. The steps are the
- * contract's order of checks: `route` (404, 405), `authenticate` (401), then the operation's
+ * contract's order of checks: `route` (404, 405), `authenticate` (401, 400), then the operation's
  * response (`listPetsResponse`, `getPetResponse`, `createPetResponse`).
  */
 
@@ -28,6 +28,7 @@ type Route = { kind: "collection" } | { kind: "item"; rawId: string } | { kind: 
 const CHALLENGE = {
   missing: { "www-authenticate": 'Bearer realm="petstore"' },
   invalid: { "www-authenticate": 'Bearer realm="petstore", error="invalid_token"' },
+  repeated: { "www-authenticate": 'Bearer realm="petstore", error="invalid_request"' },
 };
 const ALLOW_COLLECTION = "GET, HEAD, POST";
 const ALLOW_READ = "GET, HEAD";
@@ -106,7 +107,10 @@ function settle(
   }
 }
 
-/** Step 2: the key. The operation's response when it is accepted, else 401 (with the route's headers). */
+/**
+ * Step 2: the key. The operation's response when it is accepted, else 401, or 400 invalid_request
+ * for an Authorization given more than once (with the route's headers).
+ */
 function authenticate(
   handler: Handler,
   exchange: Exchange,
@@ -114,6 +118,9 @@ function authenticate(
   operation: () => Awaitable<PetStoreResponse>,
 ): Awaitable<PetStoreResponse> {
   const credentials = readBearer(exchange.headers.authorization);
+  if (credentials.kind === "repeated") {
+    return exchange.error(refuse("invalid_request"), { ...headers, ...CHALLENGE.repeated });
+  }
   if (credentials.kind !== "bearer") return unauthorized(exchange, headers, CHALLENGE[credentials.kind]);
   exchange.token = credentials.token;
   const verdict = handler.verify(credentials.token);
@@ -146,7 +153,12 @@ function preflight(handler: Handler, exchange: Exchange, methods: string): PetSt
   const cors = (handler.cors as Cors).preflightHeaders(exchange.cors as Record<string, string>, methods);
   return {
     status: 204,
-    headers: { "cache-control": "no-store", "x-request-id": exchange.requestId, ...cors },
+    headers: {
+      "cache-control": "no-store",
+      "x-request-id": exchange.requestId,
+      "x-content-type-options": "nosniff",
+      ...cors,
+    },
     body: "",
   };
 }

@@ -22,6 +22,7 @@ export type BodyReader = (limit: number) => Promise<Uint8Array | string>;
 export const REQUEST_HEADERS = Object.freeze([
   "access-control-request-method",
   "authorization",
+  "content-encoding",
   "content-length",
   "content-type",
   "idempotency-key",

@@ -63,10 +63,19 @@ export function headerComponents(deprecatedAt: Date, sunsetAt: Date): Record<str
       { type: "string", pattern: requestIdPattern },
     ),
     "Cache-Control": header("Answers of the operations are never cached.", { type: "string", const: "no-store" }),
+    "X-Content-Type-Options": header("No answer is sniffed for another type than it declares.", {
+      type: "string",
+      const: "nosniff",
+    }),
     "Retry-After": header("Seconds to wait before retrying.", { type: "integer", minimum: 0, examples: [1] }),
     "WWW-Authenticate": header(
       '`Bearer realm="petstore"` when the key is missing; with `, error="invalid_token"` when it is wrong or unknown.',
       { type: "string", pattern: '^Bearer realm="petstore"(, error="invalid_token")?$' },
+    ),
+    "WWW-Authenticate-Invalid-Request": header(
+      'With `invalid_request` (`Authorization` given more than once, RFC 6750): `Bearer realm="petstore", error="invalid_request"`. Absent with the other codes.',
+      { type: "string", const: 'Bearer realm="petstore", error="invalid_request"' },
+      false,
     ),
     Location: header("Path of the created pet: `{base}/pets/{id}`.", {
       type: "string",
@@ -122,7 +131,11 @@ export function headerComponents(deprecatedAt: Date, sunsetAt: Date): Record<str
 
 /** Headers on every answer of an operation, plus `extra` (name → component name). */
 export function headers(extra: Record<string, string> = {}): Json {
-  const out: Json = { "X-Request-Id": ref(`${HEADERS}X-Request-Id`), "Cache-Control": ref(`${HEADERS}Cache-Control`) };
+  const out: Json = {
+    "X-Request-Id": ref(`${HEADERS}X-Request-Id`),
+    "Cache-Control": ref(`${HEADERS}Cache-Control`),
+    "X-Content-Type-Options": ref(`${HEADERS}X-Content-Type-Options`),
+  };
   for (const [name, component] of Object.entries(extra)) out[name] = ref(`${HEADERS}${component}`);
   return out;
 }
@@ -133,7 +146,7 @@ export function headers(extra: Record<string, string> = {}): Json {
  */
 export function createPetErrors(ruleCodes: readonly RuleCode[]): Json {
   const byStatus = new Map<number, AnyErrorCode[]>([
-    [400, ["invalid_body", "malformed_json", "invalid_idempotency_key"]],
+    [400, ["invalid_request", "invalid_body", "malformed_json", "invalid_idempotency_key"]],
     [409, ["idempotency_key_in_use"]],
     [422, ["idempotency_key_reused"]],
   ]);
@@ -169,6 +182,7 @@ export function errorResponse(
   const byCode = codes.map((code) => `\`${code}\`: ${messageOf(code)}`).join(" ");
   const named: Record<string, string> = {};
   if (codes.includes("unauthorized")) named["WWW-Authenticate"] = "WWW-Authenticate";
+  if (codes.includes("invalid_request")) named["WWW-Authenticate"] = "WWW-Authenticate-Invalid-Request";
   if (codes.includes("storage_unavailable") || codes.includes("idempotency_key_in_use")) {
     named["Retry-After"] = "Retry-After";
   }

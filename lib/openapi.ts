@@ -107,6 +107,7 @@ function preflightOperation(operationId: string, methods: string, pathParameters
         headers: {
           "X-Request-Id": ref(`${HEADERS}X-Request-Id`),
           "Cache-Control": ref(`${HEADERS}Cache-Control`),
+          "X-Content-Type-Options": ref(`${HEADERS}X-Content-Type-Options`),
           "Access-Control-Allow-Origin": ref(`${HEADERS}Access-Control-Allow-Origin`),
           "Access-Control-Allow-Methods": ref(`${HEADERS}Access-Control-Allow-Methods`),
           "Access-Control-Allow-Headers": ref(`${HEADERS}Access-Control-Allow-Headers`),
@@ -175,7 +176,7 @@ function paths(
             headers: headers({ Link: "Link-Next" }),
             content: { [JSON_MEDIA]: { schema: ref(`${SCHEMAS}Pets`), example: [petExample] } },
           },
-          "400": errorResponse(["invalid_query"]),
+          "400": errorResponse(["invalid_request", "invalid_query"]),
           ...commonErrors(),
         },
       },
@@ -189,7 +190,8 @@ function paths(
         parameters: [ref("#/components/parameters/Idempotency-Key"), requestId],
         requestBody: {
           required: true,
-          description: "A NewPet, sent as `application/json` (parameters such as `charset=utf-8` are fine).",
+          description:
+            "A NewPet, sent as `application/json` in UTF-8 (parameters such as `charset=utf-8` are fine), not compressed: another `charset` or a `Content-Encoding` other than `identity` is refused with `415`. An object that repeats a member name (I-JSON, RFC 7493) is refused with `400 malformed_json`.",
           content: { [JSON_MEDIA]: { schema: ref(`${SCHEMAS}NewPet`), example: { name: "Rex", categoryId: 1 } } },
         },
         responses: {
@@ -221,7 +223,7 @@ function paths(
             headers: headers(DEPRECATION_HEADERS),
             content: { [JSON_MEDIA]: { schema: ref(`${SCHEMAS}Pet`), example: petExample } },
           },
-          "400": errorResponse(["invalid_pet_id"], DEPRECATION_HEADERS),
+          "400": errorResponse(["invalid_request", "invalid_pet_id"], DEPRECATION_HEADERS),
           "404": errorResponse(["pet_not_found"], DEPRECATION_HEADERS),
           ...commonErrors(DEPRECATION_HEADERS),
         },
@@ -231,11 +233,18 @@ function paths(
   };
 }
 
-/** The 405 and 404 answers given outside any operation, kept as components for clients and checks. */
+/**
+ * The answers given outside any operation, kept as components for clients and checks: 404 and 405,
+ * and what a server answers when Node's HTTP parser refuses a request before any handler runs.
+ */
 function unroutedResponses(): Json {
   return {
     NotFound: errorResponse(["not_found"]),
     MethodNotAllowed: errorResponse(["method_not_allowed"], { Allow: "Allow" }),
+    BadRequest: errorResponse(["bad_request"]),
+    RequestTimeout: errorResponse(["request_timeout"]),
+    UriTooLong: errorResponse(["uri_too_long"]),
+    HeadersTooLarge: errorResponse(["headers_too_large"]),
   };
 }
 
@@ -270,7 +279,7 @@ export function buildOpenApi(options: OpenApiOptions = {}): OpenApiDocument {
       title: "Pet Store API",
       version: "1.0.0",
       summary: "List, add and get the animals offered in a pet store.",
-      description: `An HTTP/JSON service that manages the animals offered in a pet store. Every operation needs an API key, sent as \`Authorization: Bearer <key>\`.\n\nPaths are exact (\`${basePath}/pets/\` is not \`${basePath}/pets\`) and \`HEAD\` is accepted wherever \`GET\` is. Checks run in this order: route (\`404 not_found\`, \`405 method_not_allowed\` with \`Allow\`), key (\`401\`), content type, size and validation (\`415\`, \`413\`, \`400\`), then the operation. Every error is an \`Error\` body whose \`status\` equals the HTTP status. This document is served without a key at \`${basePath}/openapi.json\`.\n\nBrowser pages of other origins may call the API when the store allows their origin (CORS: \`createPetStore({ cors: { origins } })\`, \`PETSTORE_CORS_ORIGINS\` for the standalone server): preflights are answered before the key, and every answer exposes \`Link\`, \`Location\`, \`X-Request-Id\`, \`Retry-After\`, \`Deprecation\`, \`Sunset\`, \`Idempotent-Replayed\` and \`WWW-Authenticate\` to the page's script.`,
+      description: `An HTTP/JSON service that manages the animals offered in a pet store. Every operation needs an API key, sent as \`Authorization: Bearer <key>\`.\n\nPaths are exact (\`${basePath}/pets/\` is not \`${basePath}/pets\`) and \`HEAD\` is accepted wherever \`GET\` is. Checks run in this order: route (\`404 not_found\`, \`405 method_not_allowed\` with \`Allow\`), key (\`401\`; \`400 invalid_request\` when \`Authorization\` is given more than once), content type, size and validation (\`415\`, \`413\`, \`400\`), then the operation. Every error is an \`Error\` body whose \`status\` equals the HTTP status. This document is served without a key at \`${basePath}/openapi.json\`.\n\nBrowser pages of other origins may call the API when the store allows their origin (CORS: \`createPetStore({ cors: { origins } })\`, \`PETSTORE_CORS_ORIGINS\` for the standalone server): preflights are answered before the key, and every answer exposes \`Link\`, \`Location\`, \`X-Request-Id\`, \`Retry-After\`, \`Deprecation\`, \`Sunset\`, \`Idempotent-Replayed\` and \`WWW-Authenticate\` to the page's script.`,
       license: { name: "MIT", identifier: "MIT" },
     },
     servers: [

@@ -114,7 +114,18 @@ function fail(message: string, sent: Sent, answer: Answer): never {
   );
 }
 
+/**
+ * True when Authorization was given more than once: several values, or one value holding a comma
+ * beside a Bearer part (a bearer token never holds a comma, so two headers were joined).
+ */
+function repeatedAuthorization(authorization: string | string[] | undefined): boolean {
+  if (Array.isArray(authorization)) return authorization.length > 1;
+  if (authorization === undefined || !authorization.includes(",")) return false;
+  return authorization.split(",").some((part) => /^bearer +\S/i.test(part.trim()));
+}
+
 function validKey(authorization: string | string[] | undefined, key: string): boolean {
+  if (Array.isArray(authorization) && authorization.length === 1) return validKey(authorization[0], key);
   if (typeof authorization !== "string") return false;
   const m = /^bearer (.*)$/is.exec(authorization);
   return m !== null && (m[1] as string).trim() === key;
@@ -124,8 +135,14 @@ type Outcome = { status: number; code?: string };
 
 /** What the contract says POST /v1/pets answers once the key is good. */
 function expectedCreate(sent: Sent): Outcome & { pet?: v.InferOutput<typeof NewPet> } {
-  const media = first(sent.contentType)?.split(";", 1)[0]?.trim().toLowerCase();
-  if (media !== "application/json") return { status: 415, code: "unsupported_media_type" };
+  const [media, ...parameters] = first(sent.contentType)?.split(";") ?? [];
+  if (media?.trim().toLowerCase() !== "application/json") return { status: 415, code: "unsupported_media_type" };
+  for (const parameter of parameters) {
+    const [name, value = ""] = parameter.split("=", 2).map((part) => part.trim().toLowerCase());
+    if (name === "charset" && value.replace(/^"(.*)"$/, "$1") !== "utf-8") {
+      return { status: 415, code: "unsupported_media_type" };
+    }
+  }
   const declared = first(sent.contentLength);
   if (declared !== undefined && /^[0-9]+$/.test(declared) && Number(declared) > sent.maxBodyBytes) {
     return { status: 413, code: "payload_too_large" };
@@ -145,6 +162,7 @@ function expectedCreate(sent: Sent): Outcome & { pet?: v.InferOutput<typeof NewP
   } catch {
     return { status: 400, code: "malformed_json" };
   }
+  if (repeatsMember(text)) return { status: 400, code: "malformed_json" };
   const parsed = v.safeParse(NewPet, value);
   if (!parsed.success) return { status: 400, code: "invalid_body" };
   if (sent.storage !== "up") return { status: 503, code: "storage_unavailable" };
@@ -246,6 +264,13 @@ export function checkAnswer(sent: Sent, answer: Answer, ledger: Ledger, inFlight
   }
 
   // 2. Key.
+  if (repeatedAuthorization(sent.authorization)) {
+    expect({ status: 400, code: "invalid_request" });
+    if (headers["www-authenticate"] !== 'Bearer realm="petstore", error="invalid_request"') {
+      fail('400 invalid_request without error="invalid_request"', sent, answer);
+    }
+    return;
+  }
   if (!validKey(sent.authorization, sent.key)) {
     expect({ status: 401, code: "unauthorized" });
     const challenge = headers["www-authenticate"] ?? "";
@@ -380,4 +405,66 @@ export async function checkWalk(get: (pathAndQuery: string) => Promise<Answer>, 
       );
     }
   }
+}
+
+/** True when the valid JSON `text` repeats a member name; the fuzzer's 10,000-level bodies (one member an object) do not. */
+function repeatsMember(text: string): boolean {
+  try {
+    return repeatedMemberOf(text) !== undefined;
+  } catch (error) {
+    if (error instanceof RangeError) return false; // deeper than the reference's recursion reaches
+    throw error;
+  }
+}
+
+/**
+ * The first member name an object of the valid JSON `text` repeats, in text order (names compared
+ * once decoded), or undefined: a plain recursive-descent reading of I-JSON's rule (RFC 7493).
+ */
+export function repeatedMemberOf(text: string): string | undefined {
+  let at = 0;
+  let found: string | undefined;
+  const space = () => {
+    while (at < text.length && " \t\n\r".includes(text[at] as string)) at++;
+  };
+  const string = (): string => {
+    const start = at++;
+    while (text[at] !== '"') at += text[at] === "\\" ? 2 : 1;
+    at++;
+    return JSON.parse(text.slice(start, at));
+  };
+  const value = (): void => {
+    space();
+    const c = text[at];
+    if (c === "{" || c === "[") {
+      at++;
+      const names: string[] | undefined = c === "{" ? [] : undefined;
+      space();
+      if (text[at] === (c === "{" ? "}" : "]")) {
+        at++;
+        return;
+      }
+      for (;;) {
+        if (names !== undefined) {
+          space();
+          const name = string();
+          if (found === undefined && names.includes(name)) found = name;
+          names.push(name);
+          space();
+          at++; // :
+        }
+        value();
+        space();
+        const next = text[at++];
+        if (next === "}" || next === "]") return;
+      }
+    }
+    if (c === '"') {
+      string();
+      return;
+    }
+    while (at < text.length && !",]} \t\n\r".includes(text[at] as string)) at++;
+  };
+  value();
+  return found;
 }

@@ -38,4 +38,27 @@ test("readBearer: the scheme, in any case, read as the lower-cased slice read it
   assert.equal(readBearer("bEaReR  my-key "), { kind: "bearer", token: "my-key" });
   assert.equal(readBearer("Bearerx my-key"), { kind: "invalid" });
 });
+test("readBearer: several credentials (a list, or a comma beside a Bearer part) are repeated; a Digest header's commas are not", () => {
+  for (const header of [
+    ["Bearer a", "Bearer b"],
+    ["Basic x", "Basic y"],
+    "Bearer a, Bearer b",
+    "Bearer a,Bearer b",
+    "Bearer a,",
+    "Basic eA==, bearer b",
+    "Bearer, Bearer b",
+  ]) {
+    assert.equal(readBearer(header), { kind: "repeated" }, JSON.stringify(header));
+  }
+  assert.equal(readBearer('Digest username="u", realm="r"'), { kind: "invalid" });
+  assert.equal(
+    readBearer("Basic x, Basic y"),
+    { kind: "invalid" },
+    "joined, no Bearer part: one wrong scheme as far as can be told",
+  );
+  assert.equal(readBearer("Bearer,key"), { kind: "invalid" });
+  assert.equal(readBearer(["Bearer k"]), { kind: "bearer", token: "k" });
+  assert.equal(readBearer([]), { kind: "missing" });
+});
+
 test.run();

@@ -64,6 +64,7 @@ test("cors: a preflight from an allowed origin is 204 before any key, with the p
       "access-control-allow-methods": methods,
       "access-control-allow-headers": "Authorization, Content-Type, Idempotency-Key, X-Request-Id",
       "access-control-max-age": "600",
+      "x-content-type-options": "nosniff",
     });
   }
   const tuned = store({ cors: { origins: [SHOP], maxAge: 86_400 } });

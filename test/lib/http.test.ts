@@ -115,6 +115,60 @@ for (const value of [`bearer ${KEY}`, `BEARER ${KEY}`, `Bearer ${KEY}`]) {
   });
 }
 
+const REPEATED = 'Bearer realm="petstore", error="invalid_request"';
+
+for (const [label, value] of [
+  ["twice (a list)", [AUTH, AUTH]],
+  ["twice with different keys (a list)", [AUTH, "Bearer other"]],
+  ["twice, the second another scheme (a list)", [AUTH, "Basic dXNlcjpwYXNz"]],
+  ["twice joined with a comma, as Web Headers join them", `${AUTH}, ${AUTH}`],
+  ["joined with a comma, Basic first", `Basic dXNlcjpwYXNz, ${AUTH}`],
+  ["with a comma in the token", `${AUTH},x`],
+] as const) {
+  test(`auth: Authorization given ${label} is refused with 400 invalid_request and error="invalid_request", on every route, before the body is read`, async () => {
+    const store = makeStore();
+    let read = false;
+    const body = async () => {
+      read = true;
+      return '{"name":"Rex","categoryId":1}';
+    };
+    for (const [method, path] of [
+      ["GET", "/v1/pets"],
+      ["HEAD", "/v1/pets"],
+      ["POST", "/v1/pets"],
+      ["GET", "/v1/pets/1"],
+    ]) {
+      const res = await store.handle({
+        method: method as string,
+        path: path as string,
+        headers: { authorization: value as string | string[], "content-type": "application/json" },
+        body,
+      });
+      assert.is(res.status, 400, `${method} ${path}`);
+      assert.is(res.headers["www-authenticate"], REPEATED);
+      if (method !== "HEAD") {
+        const error = errorOf(res);
+        assert.is(error.code, "invalid_request");
+        assert.is(error.message, ERRORS.invalid_request.message);
+      }
+      if (path === "/v1/pets/1") assert.is(res.headers.deprecation, "@1795564800", "the route's own headers too");
+      assert.not.ok(res.body.includes(KEY), "the key never appears in a response");
+    }
+    assert.not.ok(read, "the body was never read");
+    assert.equal((await store.listPets()).pets, [], "nothing was stored");
+  });
+}
+
+for (const [label, value] of [
+  ["a single Digest header (commas between its parameters)", 'Digest username="u", realm="petstore", nonce="n"'],
+  ["a list of one", [AUTH]],
+] as [string, string | string[]][]) {
+  test(`auth: Authorization as ${label} is given once, not refused as repeated`, async () => {
+    const res = await call(makeStore(), "GET", "/v1/pets", { auth: false, headers: { authorization: value } });
+    assert.is.not(res.status, 400, res.body);
+  });
+}
+
 test("auth: a key in the query string is never accepted", async () => {
   for (const query of [`api_key=${KEY}`, `access_token=${KEY}`, `key=${KEY}`]) {
     const res = await call(makeStore(), "GET", "/v1/pets", { auth: false, query });

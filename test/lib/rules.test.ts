@@ -321,7 +321,13 @@ test("OpenAPI: the served document lists the declared rule codes in createPet's 
     responses[status].content["application/json"].schema.allOf[1].properties.code.enum;
   assert.equal(codesOf("422"), ["idempotency_key_reused", "unknown_category"]);
   assert.equal(codesOf("409"), ["idempotency_key_in_use", "name_taken"]);
-  assert.equal(codesOf("400"), ["invalid_body", "malformed_json", "invalid_idempotency_key", "bad_name"]);
+  assert.equal(codesOf("400"), [
+    "invalid_request",
+    "invalid_body",
+    "malformed_json",
+    "invalid_idempotency_key",
+    "bad_name",
+  ]);
   assert.is(responses["422"].content["application/json"].examples.unknown_category.value.status, 422);
   assert.ok(doc.components.schemas.Error.properties.code.enum.includes("name_taken"));
   assert.is(doc.paths["/pets"].get.responses["422"], undefined, "only createPet");

@@ -112,14 +112,16 @@ test("lowerCaseHeaders: the same object when names are lower-case; two spellings
   });
 });
 
-test("handle: a repeated Authorization header in two spellings is refused with 401", async () => {
+test('handle: a repeated Authorization header in two spellings is refused with 400 invalid_request, error="invalid_request"', async () => {
   const store = makeStore();
   const response = await store.handle({
     method: "GET",
     path: "/v1/pets",
     headers: { Authorization: AUTH, authorization: AUTH },
   });
-  assert.is(response.status, 401);
+  assert.is(response.status, 400);
+  assert.is(JSON.parse(response.body).code, "invalid_request");
+  assert.is(response.headers["www-authenticate"], 'Bearer realm="petstore", error="invalid_request"');
 });
 
 test("handle: the query string goes in `query` (with or without its leading ?)", async () => {

@@ -94,13 +94,13 @@ const expectedStatuses: Record<string, string[]> = {
 };
 const expectedCodes: Record<string, Record<string, ErrorCode[]>> = {
   listPets: {
-    "400": ["invalid_query"],
+    "400": ["invalid_request", "invalid_query"],
     "401": ["unauthorized"],
     "500": ["internal_error"],
     "503": ["storage_unavailable"],
   },
   createPet: {
-    "400": ["invalid_body", "malformed_json", "invalid_idempotency_key"],
+    "400": ["invalid_request", "invalid_body", "malformed_json", "invalid_idempotency_key"],
     "401": ["unauthorized"],
     "409": ["idempotency_key_in_use"],
     "413": ["payload_too_large"],
@@ -110,7 +110,7 @@ const expectedCodes: Record<string, Record<string, ErrorCode[]>> = {
     "503": ["storage_unavailable"],
   },
   getPet: {
-    "400": ["invalid_pet_id"],
+    "400": ["invalid_request", "invalid_pet_id"],
     "401": ["unauthorized"],
     "404": ["pet_not_found"],
     "500": ["internal_error"],
@@ -175,6 +175,30 @@ test("openapi: every response carries required X-Request-Id and Cache-Control: n
   }
   assert.is(resolve(all[0].headers["Cache-Control"]).schema.const, "no-store");
   assert.is(resolve(all[0].headers["X-Request-Id"]).required, true);
+});
+
+test("openapi: every response, preflights included, declares X-Content-Type-Options: nosniff", () => {
+  const all = [
+    ...Object.values<Json>(doc.paths).flatMap((path) =>
+      Object.values<Json>(path).flatMap((op) => Object.values<Json>(op.responses)),
+    ),
+    ...Object.values<Json>(doc.components.responses),
+  ];
+  for (const response of all.map(resolve)) {
+    const header = response.headers?.["X-Content-Type-Options"];
+    assert.ok(header, response.description);
+    assert.is(resolve(header).schema.const, "nosniff");
+    assert.is(resolve(header).required, true);
+  }
+});
+
+test('openapi: every authenticated operation documents 400 invalid_request with WWW-Authenticate error="invalid_request" (optional: absent with the other 400 codes)', () => {
+  for (const [name, op] of Object.entries(ops)) {
+    assert.ok(codesOf(op.responses["400"]).includes("invalid_request"), name);
+    const challenge = resolve(op.responses["400"].headers["WWW-Authenticate"]);
+    assert.is(challenge.schema.const, 'Bearer realm="petstore", error="invalid_request"', name);
+    assert.is(challenge.required, false, name);
+  }
 });
 
 test("openapi: 503 storage_unavailable documents Retry-After and 401 documents WWW-Authenticate, on every operation", () => {
