@@ -11,6 +11,7 @@ import type { AdapterStore, BodyReader, PetStoreResponse } from "../lib/index.ts
 import { checkOptionNames, isPromise, isUnderBasePath } from "../lib/index.ts";
 import { announcesBody, buffered, cannotRespond, mustClose, nodeRequest, readBody } from "./node-body.ts";
 
+export { answerClientError } from "./client-error.ts";
 export { announcesBody, cannotRespond, mustClose, nodeRequest, readBody } from "./node-body.ts";
 
 /** Called for requests outside the store's base path (Connect/Express `next` style). */
@@ -95,7 +96,7 @@ function answer(
   onResponse: OnResponse | undefined,
   started: number,
 ): void {
-  const request = nodeRequest(req.method ?? "GET", url, req.headers, undefined);
+  const request = nodeRequest(req.method ?? "GET", url, req.headers, undefined, req.rawHeaders);
   request.body = body;
   const response = store.respond(request);
   if (isPromise(response)) response.then((r) => send(store, req, res, r, onResponse, started));

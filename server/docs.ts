@@ -7,6 +7,7 @@
 import { readFileSync } from "node:fs";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { join } from "node:path";
+import { mustClose } from "../adapters/node-http.ts";
 import { PetStoreError, requestIdOf } from "../lib/index.ts";
 import { BASE_PATH_PATTERN, Responder } from "../lib/internal.ts";
 import { ASSETS, DOCS_PACKAGE, distDir, docsAvailable } from "./docs-files.ts";
@@ -51,6 +52,7 @@ function unavailable(): DocsResponse {
     "content-type": "application/json; charset=utf-8",
     "content-length": String(body.length),
     "cache-control": "no-store",
+    "x-content-type-options": "nosniff",
   };
   return { status: 503, headers, body };
 }
@@ -149,8 +151,8 @@ function initScript(documentUrl: string, basePath: string): string {
     url: documentUrl,
     dom_id: "#swagger-ui",
     deepLinking: true,
-    // The key pasted in "Authorize" survives a reload (kept in this browser's localStorage).
-    persistAuthorization: true,
+    // A key pasted in "Authorize" is forgotten on reload: never written to this browser's localStorage.
+    persistAuthorization: false,
     displayRequestDuration: true,
     displayOperationId: true,
     // The default would send the document to validator.swagger.io for a badge.
@@ -242,8 +244,11 @@ export function createDocsHandler(options: DocsOptions = {}): (req: IncomingMess
   return (req, res) => {
     const answer = docs(req.method ?? "GET", req.url ?? "/");
     if (answer === undefined) return false;
-    req.resume(); // a page request has no use for a body: drain it so keep-alive stays safe
-    res.writeHead(answer.status, answer.headers);
+    // A page request has no use for a body: one within the store's default limit is drained so
+    // keep-alive stays safe; a larger or unannounced one is left unread and the connection closed.
+    const close = mustClose(req, req.headers, 64 * 1024);
+    if (!close) req.resume();
+    res.writeHead(answer.status, close ? { ...answer.headers, connection: "close" } : answer.headers);
     res.end(answer.body);
     return true;
   };

@@ -6,7 +6,10 @@
  * prom-client (an optional peer) is loaded only when PETSTORE_METRICS_PORT is set.
  */
 import { createServer, type Server } from "node:http";
+import { answerClientError, mustClose } from "../adapters/node-http.ts";
 import type { Observer } from "../lib/index.ts";
+import { requestIdOf } from "../lib/index.ts";
+import { bodyTooLarge, tooLargeAnswer } from "./body-limit.ts";
 import { ConfigError } from "./config.ts";
 import { listen, listenProblem } from "./listen.ts";
 
@@ -211,35 +214,47 @@ export interface MetricsServer {
 
 /**
  * Serves `GET /metrics` (and HEAD) on `host:port` with what `render()` gives; 404 elsewhere, 503
- * when the figures cannot be gathered (a worker that does not answer in time). Rejects with a
- * ConfigError when the port cannot be listened on.
+ * when the figures cannot be gathered (a worker that does not answer in time), 413 for a request
+ * body over `maxBodyBytes` (the store's default limit). Rejects with a ConfigError when the port
+ * cannot be listened on.
  */
 export async function serveMetrics(
   host: string,
   port: number,
   render: () => Promise<string>,
   contentType: string,
+  maxBodyBytes = 64 * 1024,
 ): Promise<MetricsServer> {
-  const server: Server = createServer((req, res) => {
+  const server: Server = createServer(async (req, res) => {
     const path = (req.url ?? "/").split("?")[0];
+    const head = req.method === "HEAD";
     const text = (status: number, body: string, type = "text/plain; charset=utf-8") => {
       res.writeHead(status, {
         "content-type": type,
         "content-length": Buffer.byteLength(body),
         "cache-control": "no-store",
+        "x-content-type-options": "nosniff",
+        // An unread body may be large: close rather than let Node drain it.
+        ...(mustClose(req, req.headers, maxBodyBytes) ? { connection: "close" } : {}),
       });
-      res.end(req.method === "HEAD" ? undefined : body);
+      res.end(head ? undefined : body);
     };
     if (path !== "/metrics") return text(404, "Not found: the metrics are at /metrics\n");
-    if (req.method !== "GET" && req.method !== "HEAD") {
+    if (req.method !== "GET" && !head) {
       res.setHeader("allow", "GET, HEAD");
       return text(405, "Method not allowed\n");
+    }
+    if (await bodyTooLarge(req, maxBodyBytes)) {
+      const refused = tooLargeAnswer(maxBodyBytes, head, requestIdOf(req.headers["x-request-id"]));
+      res.writeHead(refused.status, refused.headers);
+      return res.end(refused.body);
     }
     render().then(
       (body) => text(200, body, contentType),
       () => text(503, "The metrics could not be gathered; try again\n"),
     );
   });
+  server.on("clientError", answerClientError);
   server.keepAliveTimeout = 5000;
   let origin: string;
   try {

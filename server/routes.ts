@@ -1,14 +1,16 @@
 /**
  * The standalone server's own routes, outside the base path and without a key (GET and HEAD
  * only): `/healthz` (liveness), `/readyz` (storage answers, not stopping) and the API reference
- * page under `/docs`. Their answers carry the headers every API answer carries.
+ * page under `/docs`. Their answers carry the headers every API answer carries, and they read
+ * no more of a request body than the store's limit (./body-limit.ts).
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { OnResponse } from "../adapters/node-http.ts";
-import { cannotRespond } from "../adapters/node-http.ts";
+import { cannotRespond, mustClose } from "../adapters/node-http.ts";
 import type { Awaitable, PetStore } from "../lib/index.ts";
 import { isUnderBasePath, PetStoreError, requestIdOf } from "../lib/index.ts";
 import { JSON_TYPE, Responder, responseHeaders, utf8Length } from "../lib/internal.ts";
+import { bodyTooLarge, tooLargeAnswer } from "./body-limit.ts";
 import { docsRoute } from "./docs.ts";
 
 /** What one of the server's own routes serves (the docs' assets are bytes). */
@@ -90,10 +92,17 @@ export async function serveRoute(
 ): Promise<void> {
   const started = performance.now();
   const requestId = requestIdOf(req.headers["x-request-id"]);
-  const response = await routeResponse(route, context, req.method ?? "GET", requestId);
+  const method = req.method ?? "GET";
+  const limit = context.store.maxBodyBytes;
+  // A GET's body is read up to the limit and dropped; other methods are refused 405 unread.
+  const tooLarge = (method === "GET" || method === "HEAD") && (await bodyTooLarge(req, limit));
+  const response = tooLarge
+    ? tooLargeAnswer(limit, method === "HEAD", requestId)
+    : await routeResponse(route, context, method, requestId);
   const gone = cannotRespond(req, res);
   onResponse(req, res, { status: response.status, requestId, aborted: gone, ms: performance.now() - started });
   if (gone) return;
+  if (mustClose(req, req.headers, limit)) response.headers.connection = "close"; // else Node drains at most the limit
   res.writeHead(response.status, response.headers);
   res.end(response.body);
 }

@@ -4,6 +4,7 @@
  * connections are unref'd, so a test that forgets `close()` still ends.
  */
 import { createServer } from "node:http";
+import { answerClientError } from "../adapters/node-http.ts";
 import { listen } from "../server/listen.ts";
 import type { TestKit, TestKitOptions } from "./kit.ts";
 import { openKit } from "./kit.ts";
@@ -27,6 +28,7 @@ export async function startTestServer(options: TestKitOptions = {}): Promise<Tes
   const { store } = kit;
   const server = createServer(createKitListener(kit));
   server.on("connection", (socket) => socket.unref());
+  server.on("clientError", answerClientError); // what the parser refuses gets the Error body too
   let origin: string;
   try {
     ({ origin } = await listen(server, 0, "127.0.0.1"));

@@ -149,6 +149,7 @@ test("node-http: the adapter adds no header of its own (no X-Powered-By, no Serv
       "content-type",
       "date",
       "keep-alive",
+      "x-content-type-options",
       "x-request-id",
     ]);
   });

@@ -47,7 +47,7 @@ test("docs: GET /docs serves the Swagger UI page, its scripts from this server o
   for (const source of sources) assert.ok(source.startsWith("/docs/"), `${source} is not served by this server`);
   const init = await (await fetch(new URL("/docs/init.js", base))).text();
   assert.match(init, /"url":"\/v1\/openapi\.json"/);
-  assert.match(init, /"persistAuthorization":true/);
+  assert.match(init, /"persistAuthorization":false/, "a pasted key is never kept in the browser's storage");
 });
 
 test("docs: the Swagger UI files are the swagger-ui-dist package's own", async () => {

@@ -1,0 +1,30 @@
+/**
+ * The body limit on the server's routes that take no body (health, readiness, docs, metrics): a
+ * body within the store's limit is read and dropped, so a kept-alive connection stays usable;
+ * past it the answer is 413 and the connection closes with the rest unread (a Content-Length over
+ * the limit is refused before any of it is read). Node would otherwise drain any size.
+ */
+import type { IncomingMessage } from "node:http";
+import { announcesBody, readBody } from "../adapters/node-http.ts";
+import type { PetStoreResponse } from "../lib/index.ts";
+import { isPetStoreError, PetStoreError } from "../lib/index.ts";
+import { Responder } from "../lib/internal.ts";
+
+/** True when the request's body is over `limit` bytes; a body within it has been read and dropped. */
+export async function bodyTooLarge(req: IncomingMessage, limit: number): Promise<boolean> {
+  if (!announcesBody(req.headers)) return false;
+  const length = req.headers["content-length"];
+  if (length !== undefined && /^[0-9]+$/.test(length) && Number(length) > limit) return true;
+  try {
+    await readBody(req, limit);
+    return false;
+  } catch (error) {
+    return isPetStoreError(error, "payload_too_large"); // else the client went away: nobody to answer
+  }
+}
+
+/** The 413 answer, worded as the core's, closing the connection. */
+export function tooLargeAnswer(limit: number, head: boolean, requestId: string): PetStoreResponse {
+  const refusal = new PetStoreError("payload_too_large", `The request body must be at most ${limit} bytes.`);
+  return new Responder(head, requestId).error(refusal, { connection: "close" });
+}
