@@ -13,7 +13,7 @@ import { createHandler } from "./handler.ts";
 import type { PetStoreRequest, PetStoreResponse } from "./http.ts";
 import type { IdempotentCreateOptions } from "./idempotency.ts";
 import { checkIdempotentOptions, DEFAULT_IDEMPOTENCY_TTL_MS } from "./idempotency.ts";
-import type { Observer } from "./observe.ts";
+import type { Observer, StorageOperation } from "./observe.ts";
 import { safeObserver } from "./observe.ts";
 import { openApiRoute } from "./openapi.ts";
 import type { CreateContext, Operations } from "./operations.ts";
@@ -26,6 +26,8 @@ import { checkRules, inProcessCaller } from "./rules.ts";
 import { DEFAULT_DEPRECATED_AT, DEFAULT_SUNSET_AT } from "./schemas.ts";
 import type { BreakerOptions } from "./storage/breaker.ts";
 import { Breaker, checkBreaker } from "./storage/breaker.ts";
+import { reportRecordsOnce } from "./storage/failures.ts";
+import type { GuardedCall } from "./storage/guard.ts";
 import { guardStorage } from "./storage/guard.ts";
 import { memoryStorage } from "./storage/memory.ts";
 import type { PetStorage } from "./storage/port.ts";
@@ -47,8 +49,9 @@ export interface PetStoreOptions {
   /** When getPet goes away (the `Sunset` header). Default 2030-12-05. */
   sunsetAt?: Date;
   /**
-   * Called with every unexpected error (answered 500), every invalid stored value, and every
-   * failure of a business rule (see `rules`).
+   * Called with every unexpected error (answered 500), every invalid stored record (at most once
+   * per key per minute: its `cause` is an `InvalidRecordError` with backend, key and reason), and
+   * every failure of a business rule (see `rules`).
    */
   onError?: (error: unknown) => void;
   /** How long an `Idempotency-Key` is kept, in ms (default 86400000, 24 hours); after it the key is new again. */
@@ -98,7 +101,10 @@ export interface PetStore extends Operations {
    * can then write the response in the same tick: `isPromise(r) ? r.then(write) : write(r)`.
    */
   respond: Respond;
-  /** True when the storage answers (for readiness probes). */
+  /**
+   * True when a real read of the storage succeeded within the last second (a ping says nothing of
+   * the data): a request's read, else one `ready()` makes itself. False while the breaker is open.
+   */
   ready(): Promise<boolean>;
   /** Closes the storage. Idempotent. */
   close(): Promise<void>;
@@ -189,6 +195,49 @@ function openBreaker(storage: PetStorage, options: BreakerOptions | false, obser
   });
 }
 
+/** How long a successful read of the storage vouches for it (readiness). */
+const READ_VOUCHES_MS = 1000;
+
+/** Where a storage takes the store's onError (lib/storage/sqlite-file.ts makes the same registered symbol). */
+const REPORT_TO: symbol = Symbol.for("petstore-lib: report to");
+
+/**
+ * The guard, remembering when a read last succeeded (an invalid stored value is an answer of the
+ * backend too) and forgetting it when the backend fails any call: then readiness reads for itself.
+ */
+function trackReads(guard: GuardedCall): { guard: GuardedCall; readLately(): boolean } {
+  let readAt = Number.NEGATIVE_INFINITY;
+  const settled = (operation: StorageOperation, error?: unknown) => {
+    if (error === undefined || isPetStoreError(error, "internal_error")) {
+      if (operation !== "createPet") readAt = performance.now();
+    } else if (isPetStoreError(error, "storage_unavailable")) readAt = Number.NEGATIVE_INFINITY;
+  };
+  const tracked: GuardedCall = (operation, call) => {
+    let result: ReturnType<typeof call>;
+    try {
+      result = guard(operation, call);
+    } catch (error) {
+      settled(operation, error);
+      throw error;
+    }
+    if (!isPromise(result)) {
+      settled(operation);
+      return result;
+    }
+    return result.then(
+      (value) => {
+        settled(operation);
+        return value;
+      },
+      (error: unknown) => {
+        settled(operation, error);
+        throw error;
+      },
+    );
+  };
+  return { guard: tracked, readLately: () => performance.now() - readAt < READ_VOUCHES_MS };
+}
+
 /**
  * Creates a pet store.
  *
@@ -204,13 +253,20 @@ export function createPetStore(options: PetStoreOptions): PetStore {
   const basePath = checkBasePath(options.basePath ?? "/v1");
   const maxBodyBytes = checkPositive("maxBodyBytes", options.maxBodyBytes ?? 64 * 1024);
   const timeoutMs = checkPositive("operationTimeoutMs", options.operationTimeoutMs ?? 2000);
-  const onError = options.onError ?? ((error: unknown) => console.error("petstore: unexpected error", error));
+  const onError = reportRecordsOnce(
+    options.onError ?? ((error: unknown) => console.error("petstore: unexpected error", error)),
+  );
   const rules = checkRules(options.rules);
   const ttlMs = checkPositive("idempotencyTtlMs", options.idempotencyTtlMs ?? DEFAULT_IDEMPOTENCY_TTL_MS);
   const observe = options.observe === undefined ? undefined : safeObserver(options.observe, onError);
   const breaker = openBreaker(storage, checkBreaker(options.breaker), observe);
   const cors = checkCors(options.cors);
-  const guard = guardStorage({ timeoutMs, backend: storage.kind, inProcess: storage.inProcess, observe, breaker });
+  const guarded = guardStorage({ timeoutMs, backend: storage.kind, inProcess: storage.inProcess, observe, breaker });
+  // In-process storage answers readiness from a read of its own each time, at no cost.
+  const reads = storage.inProcess === true ? undefined : trackReads(guarded);
+  const guard = reads?.guard ?? guarded;
+  const reportTo = (storage as unknown as Record<symbol, unknown>)[REPORT_TO];
+  if (typeof reportTo === "function") reportTo((error: unknown) => onError(error));
   const ops = createOperations(storage, {
     guard,
     timeoutMs,
@@ -249,6 +305,17 @@ export function createPetStore(options: PetStoreOptions): PetStore {
     }
   };
   let closing: Promise<void> | undefined;
+  /** The read of `ready()` under way: probes that come together share it. */
+  let readying: Promise<boolean> | undefined;
+  /** A real read (one pet), not a ping; an invalid stored value means the backend answered. */
+  const readOnce = async () => {
+    try {
+      await guard("ready", () => storage.list({ after: 0, limit: 1 }));
+      return true;
+    } catch (error) {
+      return isPetStoreError(error, "internal_error");
+    }
+  };
 
   return {
     listPets: (query) => inProcess(() => ops.listPets(checkListQuery(query))),
@@ -265,13 +332,16 @@ export function createPetStore(options: PetStoreOptions): PetStore {
     respond,
     basePath,
     maxBodyBytes,
-    async ready() {
-      try {
-        await guard("ready", () => storage.ping());
-        return true;
-      } catch {
-        return false;
+    ready() {
+      if (reads?.readLately() === true && breaker?.isOpen !== true) return Promise.resolve(true);
+      if (readying === undefined) {
+        const read = readOnce();
+        readying = read;
+        read.then(() => {
+          readying = undefined;
+        });
       }
+      return readying;
     },
     close() {
       closing ??= storage.close();

@@ -5,12 +5,13 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { createServer } from "node:http";
-import { createNodeHandler } from "../adapters/node-http.ts";
+import { answerClientError, createNodeHandler } from "../adapters/node-http.ts";
 import type { Observer, PetStore, PetStoreRules } from "../lib/index.ts";
 import { createPetStore, isUnderBasePath, openStorage } from "../lib/index.ts";
 import type { ServerConfig } from "./config.ts";
 import { ConfigError } from "./config.ts";
 import { listen, listenProblem } from "./listen.ts";
+import { logError } from "./log-error.ts";
 import type { Logger } from "./logger.ts";
 import { createLogger, flushLogs, requestLogger } from "./logger.ts";
 import { routesMayLieUnder, serveRoute, serverRoute } from "./routes.ts";
@@ -54,11 +55,14 @@ async function openStore(config: ServerConfig, options: StartOptions, logger: Lo
       basePath: config.basePath,
       idempotencyTtlMs: (config.idempotencyTtlSeconds ?? 86_400) * 1000,
       ...(config.corsOrigins === undefined ? {} : { cors: { origins: config.corsOrigins } }),
-      onError: (error) => logger.error({ err: error }, "unexpected error"),
+      onError: (error) => logError(logger, error),
       breaker: {
-        onChange: ({ state, backend, failures }) =>
+        onChange: ({ state, backend, failures, cause }) =>
           state === "open"
-            ? logger.warn({ backend, failures }, "storage breaker open: answering 503 at once until a probe succeeds")
+            ? logger.warn(
+                { backend, failures, cause },
+                "storage breaker open: answering 503 at once until a probe succeeds",
+              )
             : logger.info({ backend }, "storage breaker closed: the storage answers again"),
       },
       ...(options.rules === undefined ? {} : { rules: options.rules }),
@@ -122,6 +126,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
     },
   );
   server.keepAliveTimeout = config.keepAliveTimeoutMs ?? 5000;
+  server.on("clientError", answerClientError); // what the parser refuses gets the Error body too
 
   let origin: string;
   let port: number;

@@ -73,7 +73,10 @@ export interface PetStorage {
    * it, the rules run before every keyed create.
    */
   findOnce?(key: IdempotencyRecord): Awaitable<CreateOnceResult | undefined>;
-  /** Resolves when the backend answers; rejects otherwise (readiness). */
+  /**
+   * Resolves when the backend answers; rejects otherwise. Not what readiness asks: `ready()` makes a
+   * real read (`list`), as a ping says nothing of the data.
+   */
   ping(): Promise<void>;
   /** Releases connections. Idempotent. */
   close(): Promise<void>;

@@ -5,7 +5,7 @@
  * statement: the index range (O(log n + limit) whatever the filter), nothing joined. Here: the
  * options, opening, the calls and clear; the write connection and schema are in
  * sqlite-connection.ts, the served texts in sqlite-pet-texts.ts, creates in sqlite-writes.ts, the
- * read connection in sqlite-reads.ts.
+ * read connection in sqlite-reads.ts, the check of the file under a running server in sqlite-file.ts.
  */
 import type { Pet } from "../schemas.ts";
 import { causeOf, StorageConfigError } from "./config-error.ts";
@@ -24,8 +24,10 @@ import {
   setUpSchema,
   type WriteStatements,
 } from "./sqlite-connection.ts";
+import { checkDatabaseFile, type FileCheck, REPORT_TO } from "./sqlite-file.ts";
 import { addPetTexts, fillPetTexts } from "./sqlite-pet-texts.ts";
 import { inIdOrder, openReads, pageTexts, type SqliteReads } from "./sqlite-reads.ts";
+import { getTrusted, listTrusted } from "./sqlite-served-copy.ts";
 import { makeWriteQueue, makeWriter } from "./sqlite-writes.ts";
 import { indexedId, petValues, servedPet, servedPetOf, storageClosed, storedPet } from "./values.ts";
 
@@ -95,9 +97,13 @@ export async function sqliteStorage(options: SqliteStorageOptions): Promise<PetS
   let reads: SqliteReads | undefined;
   const queue = makeWriteQueue();
   let closing: Promise<void> | undefined;
-  // A closed store refuses calls before they reach the driver.
-  const ensureOpen = () => {
+  let file: FileCheck | undefined;
+  // A closed store refuses calls before they reach the driver; so does one whose file is gone
+  // (a write checks the file itself, a read a verdict of the last 100 ms: sqlite-file.ts).
+  const ensureOpen = (write?: "write") => {
     if (closing !== undefined) throw storageClosed("sqlite");
+    if (write === undefined) file?.verifyRecent();
+    else file?.verify();
   };
   // The read connection closes first: read-only, it could not checkpoint and remove the log
   // if it were the file's last connection to close.
@@ -120,6 +126,7 @@ export async function sqliteStorage(options: SqliteStorageOptions): Promise<PetS
     const own = await openDatabase(sqlite3, path);
     db = own;
     await setUpSchema(own, table, timeoutMs, mmapBytes);
+    file = await checkDatabaseFile(own, path);
     if (await addPetTexts(own, table)) await fillPetTexts(own, table, values);
     compiledWrites = await compileWrites(own, table, prepared);
     reads = await openReads(sqlite3, own, { table, timeoutMs, mmapBytes }, queue.serialise);
@@ -133,9 +140,11 @@ export async function sqliteStorage(options: SqliteStorageOptions): Promise<PetS
     );
   }
   const own = db as Database;
+  const fileCheck = file as FileCheck;
   const statements = (reads as SqliteReads).statements;
   const { createOnceOrReplay } = makeWriter(own, table, compiledWrites, values, queue, statements.petValue);
   const { serialise } = queue;
+  const repairs = { db: own, table, values, serialise };
   /**
    * The pet of an index row as the reads give it (sqlite-reads.ts): its served text, or
    * `[id, Keyv's value]` when the text is NULL. `id`: the one asked for, checked against the row's.
@@ -155,8 +164,10 @@ export async function sqliteStorage(options: SqliteStorageOptions): Promise<PetS
   return {
     kind: "sqlite",
     async create(data: PetData): Promise<Pet> {
-      ensureOpen();
+      ensureOpen("write");
       const result = await createOnceOrReplay(data, undefined);
+      // A create that landed in a file removed meanwhile is not acknowledged.
+      fileCheck.verify();
       if ("conflict" in result) throw new Error("sqlite storage: a create without a key met a key");
       return result.pet;
     },
@@ -169,31 +180,40 @@ export async function sqliteStorage(options: SqliteStorageOptions): Promise<PetS
       return { pet: storedPet(id, found.value, values, "sqlite"), replayed: true };
     },
     async createOnce(data: PetData, record: IdempotencyRecord): Promise<CreateOnceResult> {
-      ensureOpen();
-      return createOnceOrReplay(data, record);
+      ensureOpen("write");
+      const result = await createOnceOrReplay(data, record);
+      fileCheck.verify();
+      return result;
     },
     async get(id: number): Promise<Pet | undefined> {
       ensureOpen();
-      const [row] = await statements.indexedPet.all([id]);
-      return row === undefined ? undefined : readPet(row.pet, id);
+      return getTrusted(repairs, id, async () => {
+        const [row] = await statements.indexedPet.all([id]);
+        return row === undefined ? undefined : readPet(row.pet, id);
+      });
     },
     async list(page: ListPage): Promise<Pet[]> {
       ensureOpen();
-      const [row] = await readRange(statements.pageText, statements.statusPageText, page);
-      // A page whose texts cannot be joined (see pageTexts) is read a row a text.
-      const texts = pageTexts(row) ?? (await readRange(statements.page, statements.statusPage, page)).map((r) => r.pet);
-      const pets: Pet[] = new Array(texts.length);
-      for (let i = 0; i < texts.length; i++) pets[i] = readPet(texts[i]);
-      return inIdOrder(pets);
+      return listTrusted(repairs, page, async () => {
+        const [row] = await readRange(statements.pageText, statements.statusPageText, page);
+        // A page whose texts cannot be joined (see pageTexts) is read a row a text.
+        const texts =
+          pageTexts(row) ?? (await readRange(statements.page, statements.statusPage, page)).map((r) => r.pet);
+        const pets: Pet[] = new Array(texts.length);
+        for (let i = 0; i < texts.length; i++) pets[i] = readPet(texts[i]);
+        return inIdOrder(pets);
+      });
     },
     async ping() {
-      ensureOpen();
+      ensureOpen("write");
       await queryAll(own, "SELECT 1");
     },
     close,
+    /** The store's onError, told once per change when the file is removed, replaced or truncated. */
+    [REPORT_TO]: (report: (error: Error) => void) => fileCheck.reportTo(report),
     /** Empties this store's own tables (`<table>_*` that it created) and restarts its sequence at 1. */
     async clear() {
-      ensureOpen();
+      ensureOpen("write");
       // A write like any other: after the writes before it, never inside one's transaction; one
       // transaction of its own, so a read sees the store as it was before or after, never half.
       await serialise(async () => {
