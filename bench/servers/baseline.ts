@@ -88,6 +88,7 @@ if (mode === "node-list") {
           "cache-control": "no-store",
           "x-request-id": randomUUID(),
           "content-length": String(Buffer.byteLength(body)),
+          "x-content-type-options": "nosniff",
           location: `/v1/pets/${id}`,
         });
         res.end(body);

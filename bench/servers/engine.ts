@@ -224,6 +224,7 @@ if (mode === "list" || mode === "list-least") {
             "cache-control": "no-store",
             "x-request-id": randomUUID(),
             "content-length": String(Buffer.byteLength(body)),
+            "x-content-type-options": "nosniff",
             location: `/v1/pets/${id}`,
           });
           res.end(body);
