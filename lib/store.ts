@@ -13,7 +13,7 @@ import { createHandler } from "./handler.ts";
 import type { PetStoreRequest, PetStoreResponse } from "./http.ts";
 import type { IdempotentCreateOptions } from "./idempotency.ts";
 import { checkIdempotentOptions, DEFAULT_IDEMPOTENCY_TTL_MS } from "./idempotency.ts";
-import type { Observer, StorageOperation } from "./observe.ts";
+import type { Observer } from "./observe.ts";
 import { safeObserver } from "./observe.ts";
 import { openApiRoute } from "./openapi.ts";
 import type { CreateContext, Operations } from "./operations.ts";
@@ -27,10 +27,11 @@ import { DEFAULT_DEPRECATED_AT, DEFAULT_SUNSET_AT } from "./schemas.ts";
 import type { BreakerOptions } from "./storage/breaker.ts";
 import { Breaker, checkBreaker } from "./storage/breaker.ts";
 import { reportRecordsOnce } from "./storage/failures.ts";
-import type { GuardedCall } from "./storage/guard.ts";
 import { guardStorage } from "./storage/guard.ts";
 import { memoryStorage } from "./storage/memory.ts";
 import type { PetStorage } from "./storage/port.ts";
+import { ReadClock } from "./storage/read-clock.ts";
+import { reportStorageTo } from "./storage/report-to.ts";
 import { writeCountOf } from "./storage/write-count.ts";
 
 export interface PetStoreOptions {
@@ -195,49 +196,6 @@ function openBreaker(storage: PetStorage, options: BreakerOptions | false, obser
   });
 }
 
-/** How long a successful read of the storage vouches for it (readiness). */
-const READ_VOUCHES_MS = 1000;
-
-/** Where a storage takes the store's onError (lib/storage/sqlite-file.ts makes the same registered symbol). */
-const REPORT_TO: symbol = Symbol.for("petstore-lib: report to");
-
-/**
- * The guard, remembering when a read last succeeded (an invalid stored value is an answer of the
- * backend too) and forgetting it when the backend fails any call: then readiness reads for itself.
- */
-function trackReads(guard: GuardedCall): { guard: GuardedCall; readLately(): boolean } {
-  let readAt = Number.NEGATIVE_INFINITY;
-  const settled = (operation: StorageOperation, error?: unknown) => {
-    if (error === undefined || isPetStoreError(error, "internal_error")) {
-      if (operation !== "createPet") readAt = performance.now();
-    } else if (isPetStoreError(error, "storage_unavailable")) readAt = Number.NEGATIVE_INFINITY;
-  };
-  const tracked: GuardedCall = (operation, call) => {
-    let result: ReturnType<typeof call>;
-    try {
-      result = guard(operation, call);
-    } catch (error) {
-      settled(operation, error);
-      throw error;
-    }
-    if (!isPromise(result)) {
-      settled(operation);
-      return result;
-    }
-    return result.then(
-      (value) => {
-        settled(operation);
-        return value;
-      },
-      (error: unknown) => {
-        settled(operation, error);
-        throw error;
-      },
-    );
-  };
-  return { guard: tracked, readLately: () => performance.now() - readAt < READ_VOUCHES_MS };
-}
-
 /**
  * Creates a pet store.
  *
@@ -261,12 +219,17 @@ export function createPetStore(options: PetStoreOptions): PetStore {
   const observe = options.observe === undefined ? undefined : safeObserver(options.observe, onError);
   const breaker = openBreaker(storage, checkBreaker(options.breaker), observe);
   const cors = checkCors(options.cors);
-  const guarded = guardStorage({ timeoutMs, backend: storage.kind, inProcess: storage.inProcess, observe, breaker });
   // In-process storage answers readiness from a read of its own each time, at no cost.
-  const reads = storage.inProcess === true ? undefined : trackReads(guarded);
-  const guard = reads?.guard ?? guarded;
-  const reportTo = (storage as unknown as Record<symbol, unknown>)[REPORT_TO];
-  if (typeof reportTo === "function") reportTo((error: unknown) => onError(error));
+  const reads = storage.inProcess === true ? undefined : new ReadClock();
+  const guard = guardStorage({
+    timeoutMs,
+    backend: storage.kind,
+    inProcess: storage.inProcess,
+    observe,
+    breaker,
+    reads,
+  });
+  reportStorageTo(storage, (error) => onError(error));
   const ops = createOperations(storage, {
     guard,
     timeoutMs,

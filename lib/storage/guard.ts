@@ -11,6 +11,7 @@ import { PetStoreError } from "../errors.ts";
 import type { Observer, StorageOperation } from "../observe.ts";
 import type { Admission, Breaker } from "./breaker.ts";
 import { storageFailure } from "./failures.ts";
+import type { ReadClock } from "./read-clock.ts";
 
 /** A storage call of one operation, guarded (and observed when the store has an observer). */
 export type GuardedCall = <T>(operation: StorageOperation, call: () => Awaitable<T>) => Awaitable<T>;
@@ -25,10 +26,21 @@ export interface GuardOptions {
   observe?: Observer | undefined;
   /** The store's breaker; none for in-process storage or when turned off. */
   breaker?: Breaker | undefined;
+  /** When a read last succeeded, for readiness; none for in-process storage. */
+  reads?: ReadClock | undefined;
 }
 
-/** Tells the breaker how a call that reached the backend ended: only an outage counts against it. */
-function record(breaker: Breaker | undefined, admission: Admission, failure?: PetStoreError): void {
+/**
+ * Tells the breaker and the read clock how a call that reached the backend ended: only an outage
+ * counts against the breaker.
+ */
+function record(
+  { breaker, reads }: GuardOptions,
+  operation: StorageOperation,
+  admission: Admission,
+  failure?: PetStoreError,
+): void {
+  reads?.settled(operation, failure);
   if (breaker === undefined) return;
   if (failure === undefined) breaker.succeeded(admission);
   else if (failure.code === "storage_unavailable") breaker.failed(admission, failure);
@@ -37,20 +49,22 @@ function record(breaker: Breaker | undefined, admission: Admission, failure?: Pe
 
 /** One call with the time-out: one timer and one promise beyond the storage's own (no race of promises). */
 function withTimeout<T>(
+  operation: StorageOperation,
   call: () => Awaitable<T>,
-  { timeoutMs, inProcess = false, breaker, backend }: GuardOptions,
+  options: GuardOptions,
   admission: Admission,
 ): Awaitable<T> {
+  const { timeoutMs, inProcess = false, breaker, backend } = options;
   let result: Awaitable<T>;
   try {
     result = call();
   } catch (error) {
     const failure = storageFailure(error, backend);
-    record(breaker, admission, failure);
+    record(options, operation, admission, failure);
     throw failure;
   }
   if (!isPromise(result)) {
-    record(breaker, admission);
+    record(options, operation, admission);
     return result;
   }
   if (inProcess) {
@@ -66,20 +80,21 @@ function withTimeout<T>(
       const failure = new PetStoreError("storage_unavailable", "The storage backend did not answer in time.", {
         cause: new Error(`${backend} storage: no answer within ${timeoutMs} ms`),
       });
-      breaker?.failed(admission, failure);
+      record(options, operation, admission, failure);
       reject(failure);
     }, timeoutMs);
     pending.then(
       (value) => {
         clearTimeout(timer);
-        // An answer after the time-out still says the backend is back.
-        record(breaker, timedOut ? "call" : admission);
+        // An answer after the time-out still tells the breaker the backend is back.
+        if (timedOut) breaker?.succeeded("call");
+        else record(options, operation, admission);
         resolve(value);
       },
       (error: unknown) => {
         clearTimeout(timer);
         const failure = storageFailure(error, backend);
-        if (!timedOut) record(breaker, admission, failure);
+        if (!timedOut) record(options, operation, admission, failure);
         reject(failure);
       },
     );
@@ -90,11 +105,11 @@ function withTimeout<T>(
 export function guardStorage(options: GuardOptions): GuardedCall {
   const { backend, observe, breaker } = options;
   if (observe === undefined) {
-    if (breaker === undefined) return (_operation, call) => withTimeout(call, options, "call");
-    return (_operation, call) => {
+    if (breaker === undefined) return (operation, call) => withTimeout(operation, call, options, "call");
+    return (operation, call) => {
       const admission = breaker.admit();
       if (admission === "refused") throw breaker.refusal;
-      return withTimeout(call, options, admission);
+      return withTimeout(operation, call, options, admission);
     };
   }
   const report = (operation: StorageOperation, started: number, failed: boolean) =>
@@ -105,7 +120,7 @@ export function guardStorage(options: GuardOptions): GuardedCall {
     const started = performance.now();
     let result: Awaitable<T>;
     try {
-      result = withTimeout(call, options, admission);
+      result = withTimeout(operation, call, options, admission);
     } catch (error) {
       report(operation, started, true);
       throw error;

@@ -13,12 +13,6 @@ type Fs = typeof import("node:fs");
 /** How long a read trusts the last verdict: a read of a file just removed loses nothing, a create would. */
 const READ_RECHECK_MS = 100;
 
-/**
- * Behind this key a storage takes the store's onError, for what no answer shows. A registered
- * symbol (lib/store.ts makes the same one), so the core loads no backend's file.
- */
-export const REPORT_TO: symbol = Symbol.for("petstore-lib: report to");
-
 /** What is wrong with the file at the path; a truncated file stays so (its pages are gone). */
 type Problem = "removed" | "replaced" | "truncated" | "unreadable";
 

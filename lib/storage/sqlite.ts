@@ -11,6 +11,7 @@ import type { Pet } from "../schemas.ts";
 import { causeOf, StorageConfigError } from "./config-error.ts";
 import { loadDriver, requireFromDriver } from "./driver.ts";
 import type { CreateOnceResult, IdempotencyRecord, ListPage, PetData, PetStorage } from "./port.ts";
+import { REPORT_TO } from "./report-to.ts";
 import {
   closeDatabase,
   compileWrites,
@@ -24,7 +25,7 @@ import {
   setUpSchema,
   type WriteStatements,
 } from "./sqlite-connection.ts";
-import { checkDatabaseFile, type FileCheck, REPORT_TO } from "./sqlite-file.ts";
+import { checkDatabaseFile, type FileCheck } from "./sqlite-file.ts";
 import { addPetTexts, fillPetTexts } from "./sqlite-pet-texts.ts";
 import { inIdOrder, openReads, pageTexts, type SqliteReads } from "./sqlite-reads.ts";
 import { getTrusted, listTrusted } from "./sqlite-served-copy.ts";
