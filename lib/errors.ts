@@ -121,12 +121,6 @@ export function isPetStoreError(error: unknown, code?: AnyErrorCode): error is P
   return error instanceof PetStoreError && (code === undefined || error.code === code);
 }
 
-/** Marks a failure of the storage backend: reported as 503 storage_unavailable. */
-export function storageUnavailable(cause: unknown): PetStoreError {
-  if (isPetStoreError(cause)) return cause;
-  return new PetStoreError("storage_unavailable", undefined, { cause });
-}
-
 /**
  * An answer refused by the handler's own checks. A plain value, not a PetStoreError: an Error
  * captures a stack trace (3 to 4 µs), which 401s and 404s under attack need not pay for.

@@ -46,7 +46,7 @@ export interface BreakerObservation {
   backend: string;
   /** Failed calls in a row when it opened; 0 when it closed. */
   failures: number;
-  /** When it opened: the last failure's cause in one line (e.g. "ECONNREFUSED: connect ECONNREFUSED 127.0.0.1:6379"). */
+  /** When it opened: the last failure's cause in one line (e.g. "connection refused [ECONNREFUSED]"). */
   cause?: string;
 }
 

@@ -7,6 +7,7 @@
 import { PetStoreError } from "../errors.ts";
 import type { BreakerObservation } from "../observe.ts";
 import { checkOptionNames } from "../options.ts";
+import { causeOf } from "./config-error.ts";
 
 /** `createPetStore({ breaker })`: the numbers, and who to tell when it opens or closes. */
 export interface BreakerOptions {
@@ -99,21 +100,15 @@ export class Breaker {
 }
 
 /**
- * The last failure's cause in one line, for the log of an opening breaker: the underlying error's
- * code and message (a driver's, or the time-out's), with any credentials of a URL taken out.
+ * The last failure's cause in one line, for the log of an opening breaker: what the underlying
+ * error (a driver's, or the time-out's) says, as start-up errors say it, credentials taken out.
  */
 function describeCause(failure: unknown): string | undefined {
   let error = failure;
   while (error instanceof PetStoreError && error.cause !== undefined) error = error.cause;
   if (error === undefined || error instanceof PetStoreError) return undefined;
-  const { code, message } = (typeof error === "object" && error !== null ? error : {}) as {
-    code?: unknown;
-    message?: unknown;
-  };
-  const text = (typeof message === "string" ? message : String(error)).split("\n", 1)[0] ?? "";
-  const named = typeof code === "string" && code !== "" && !text.includes(code) ? `${code}: ${text}` : text;
-  const safe = named.replace(/\/\/[^/@\s]*@/g, "//***@");
-  return safe.length > 200 ? `${safe.slice(0, 200)}…` : safe;
+  const words = causeOf(error).replace(/\/\/[^/@\s]*@/g, "//***@");
+  return words.length > 200 ? `${words.slice(0, 200)}…` : words;
 }
 
 /** The breaker option checked: `false` turns it off; numbers must be positive integers. */

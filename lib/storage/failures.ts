@@ -82,19 +82,15 @@ export function reasonOf(error: unknown): string {
  */
 export function storageFailure(error: unknown, backend: string, key = "unknown"): PetStoreError {
   if (isPetStoreError(error)) return error;
-  if (isInvalidData(error)) {
-    if (error instanceof InvalidRecordError) return new PetStoreError("internal_error", undefined, { cause: error });
-    return invalidRecord(backend, key, reasonOf(error));
-  }
-  return new PetStoreError("storage_unavailable", undefined, { cause: error });
+  if (!isInvalidData(error)) return new PetStoreError("storage_unavailable", undefined, { cause: error });
+  const record = error instanceof InvalidRecordError ? error : new InvalidRecordError(backend, key, reasonOf(error));
+  return new PetStoreError("internal_error", undefined, { cause: record });
 }
 
 /** Rejects with an invalid record naming `key` when `promise` fails on bad data; an outage passes as it is. */
 export function blameRecord<T>(promise: Promise<T>, backend: string, key: string): Promise<T> {
   return promise.catch((error: unknown) => {
-    throw isInvalidData(error) && !(error instanceof InvalidRecordError)
-      ? invalidRecord(backend, key, reasonOf(error))
-      : error;
+    throw isInvalidData(error) ? storageFailure(error, backend, key) : error;
   });
 }
 

@@ -6,7 +6,9 @@
 import type Keyv from "keyv";
 import type { Pet } from "../schemas.ts";
 import { invalidRecordOf, isInvalidData } from "./failures.ts";
+import type { ListPage } from "./port.ts";
 import { type Database, queryAll } from "./sqlite-connection.ts";
+import type { WriteQueue } from "./sqlite-writes.ts";
 import { petTextAround, storedPet } from "./values.ts";
 
 /** What repairs need: the write connection and its queue, the store's table and Keyv. */
@@ -15,7 +17,7 @@ export interface CopyRepairs {
   table: string;
   values: Keyv<unknown>;
   /** Runs a write after the writes before it (the store's write queue). */
-  serialise: <T>(write: () => Promise<T>) => Promise<T>;
+  serialise: WriteQueue["serialise"];
 }
 
 /** The contract's text of a pet, as creates write the copy. */
@@ -24,11 +26,8 @@ const servedText = (pet: Pet) => {
   return `${head}${pet.id}${tail}`;
 };
 
-/** A page as the port asks for it. */
-type Page = { status?: string | undefined; after: number; limit: number };
-
 /** The pets of a page read from Keyv's records, each bad copy among them rewritten from its record. */
-async function readFromRecords({ db, table, values, serialise }: CopyRepairs, page: Page): Promise<Pet[]> {
+async function readFromRecords({ db, table, values, serialise }: CopyRepairs, page: ListPage): Promise<Pet[]> {
   const where = page.status === undefined ? "i.id > ?" : "i.status = ? AND i.id > ?";
   const params = page.status === undefined ? [page.after, page.limit] : [page.status, page.after, page.limit];
   // On the write connection, between its writes: never inside one's transaction.
@@ -41,8 +40,9 @@ async function readFromRecords({ db, table, values, serialise }: CopyRepairs, pa
     const pets = rows.map((row) => storedPet(Number(row.id), row.value, values, "sqlite"));
     for (const [i, pet] of pets.entries()) {
       const copy = rows[i]?.pet;
-      if (copy !== null && copy !== servedText(pet)) {
-        await queryAll(db, `UPDATE ${table}_index SET pet = ? WHERE id = ?`, [servedText(pet), pet.id]);
+      const text = servedText(pet);
+      if (copy !== null && copy !== text) {
+        await queryAll(db, `UPDATE ${table}_index SET pet = ? WHERE id = ?`, [text, pet.id]);
       }
     }
     return pets;
@@ -53,7 +53,7 @@ async function readFromRecords({ db, table, values, serialise }: CopyRepairs, pa
 const isBadRecord = (error: unknown) => invalidRecordOf(error) !== undefined || isInvalidData(error);
 
 /** A page from `read()` (over served copies), or when a copy is bad the same page from Keyv's records. */
-export async function listTrusted(repairs: CopyRepairs, page: Page, read: () => Promise<Pet[]>): Promise<Pet[]> {
+export async function listTrusted(repairs: CopyRepairs, page: ListPage, read: () => Promise<Pet[]>): Promise<Pet[]> {
   try {
     return await read();
   } catch (error) {
