@@ -13,10 +13,10 @@ import type { PetStoreResponse } from "./http.ts";
 import type { CheckedKey } from "./idempotency.ts";
 import { parseIdempotencyKey, scopeOf } from "./idempotency.ts";
 import type { JsonText } from "./json.ts";
-import { flat } from "./json.ts";
 import type { PetPage } from "./operations.ts";
 import { listQuery } from "./query.ts";
 import type { Pet } from "./schemas.ts";
+import { flat } from "./text.ts";
 
 /**
  * GET/HEAD {base}/pets: a page, with `Link: rel="next"` when more follow. Over in-process storage,

@@ -8,8 +8,8 @@ import type { Refusal } from "./errors.ts";
 import { refuse } from "./errors.ts";
 import type { HeaderValue } from "./http.ts";
 import { firstValue } from "./http.ts";
-import { utf8Length } from "./json.ts";
 import { quote } from "./quote.ts";
+import { utf8Length } from "./text.ts";
 
 const utf8 = new TextDecoder("utf-8", { fatal: true });
 

@@ -4,6 +4,7 @@
  */
 import { isPlainJson } from "./chars.ts";
 import type { Pet } from "./schemas.ts";
+import { flat, utf8Length } from "./text.ts";
 
 /** A JSON string literal for `s`: quoted as it is when nothing in it needs escaping. */
 export function jsonString(s: string): string {
@@ -27,34 +28,6 @@ interface PetText {
   status: string;
   text: string;
   extra: number;
-}
-
-/**
- * `s` as one flat string: V8 keeps a string built by `+` as its pieces until something reads it
- * whole, and a string written (or checked by a regular expression) many times is cheaper flat.
- */
-export function flat(s: string): string {
-  s.charCodeAt(0); // reading a character makes V8 flatten the string in place
-  return s;
-}
-
-// biome-ignore lint/suspicious/noControlCharactersInRegex: ASCII includes the control characters
-const ASCII = /^[\x00-\x7f]*$/;
-
-/** The length of `s` in UTF-8 bytes (a lone surrogate counts 3, as an encoder writes U+FFFD). */
-export function utf8Length(s: string): number {
-  if (ASCII.test(s)) return s.length;
-  let bytes = s.length;
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    if (c < 0x80) continue;
-    if (c < 0x800) bytes += 1;
-    else if (c >= 0xd800 && c <= 0xdbff && (s.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
-      bytes += 2; // a pair: two units, four bytes
-      i++;
-    } else bytes += 2;
-  }
-  return bytes;
 }
 
 function petText(p: Pet): PetText {

@@ -5,7 +5,6 @@
  */
 import { DEFAULT_IDEMPOTENCY_TTL_MS } from "./idempotency.ts";
 import type { JsonText } from "./json.ts";
-import { utf8Length } from "./json.ts";
 import type { Json, RuleCode } from "./openapi-components.ts";
 import {
   commonErrors,
@@ -22,6 +21,7 @@ import {
 } from "./openapi-components.ts";
 import type { RuleCodeDeclaration } from "./rules.ts";
 import { DEFAULT_DEPRECATED_AT, DEFAULT_LIMIT, DEFAULT_SUNSET_AT } from "./schemas.ts";
+import { utf8Length } from "./text.ts";
 
 /** The OpenAPI 3.1 document, as JSON data (checked by tests and Redocly, not typed field by field). */
 // biome-ignore lint/suspicious/noExplicitAny: an OpenAPI document is free-form JSON

@@ -4,6 +4,7 @@
  * bodies that carry such input also bound how many `details` they list (MAX_ERROR_BYTES).
  */
 import type { ErrorDetail } from "./errors.ts";
+import { flat, utf8Length } from "./text.ts";
 
 /** The most characters (code points) of client input an error shows. */
 export const QUOTED_CHARACTERS = 64;
@@ -29,9 +30,7 @@ export function cut(text: string): string {
     end += code >= 0xd800 && code <= 0xdbff && low >= 0xdc00 && low <= 0xdfff ? 2 : 1;
   }
   if (end >= text.length) return text;
-  const shown = `${text.slice(0, end)}…`;
-  shown.charCodeAt(0); // reading a character makes V8 flatten the string in place
-  return shown;
+  return flat(`${text.slice(0, end)}…`);
 }
 
 /** `text` cut (see `cut`) and written as a JSON string, quotes included: `quote("name")` is `"name"`. */
@@ -49,7 +48,7 @@ export function boundedDetails(details: readonly ErrorDetail[]): { shown: ErrorD
   for (const detail of details) {
     const path = cut(detail.path);
     // Twice: the detail itself, and its words in the message; escapes may take six bytes a character.
-    bytes += 2 * (6 * path.length + 3 * detail.message.length + 32);
+    bytes += 2 * (6 * path.length + utf8Length(detail.message) + 32);
     if (shown.length > 0 && bytes > DETAILS_BUDGET) break;
     shown.push({ path, message: detail.message });
   }

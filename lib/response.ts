@@ -7,7 +7,7 @@ import type { ErrorCode, Refusal } from "./errors.ts";
 import { ERRORS } from "./errors.ts";
 import type { PetStoreResponse } from "./http.ts";
 import type { JsonText } from "./json.ts";
-import { utf8Length } from "./json.ts";
+import { utf8Length } from "./text.ts";
 
 export const JSON_TYPE = "application/json; charset=utf-8";
 

@@ -7,8 +7,8 @@
 import type { IncomingMessage } from "node:http";
 import { announcesBody, readBody } from "../adapters/node-http.ts";
 import type { PetStoreResponse } from "../lib/index.ts";
-import { isPetStoreError, PetStoreError } from "../lib/index.ts";
-import { Responder } from "../lib/internal.ts";
+import { isPetStoreError } from "../lib/index.ts";
+import { Responder, tooLarge } from "../lib/internal.ts";
 
 /** True when the request's body is over `limit` bytes; a body within it has been read and dropped. */
 export async function bodyTooLarge(req: IncomingMessage, limit: number): Promise<boolean> {
@@ -23,8 +23,7 @@ export async function bodyTooLarge(req: IncomingMessage, limit: number): Promise
   }
 }
 
-/** The 413 answer, worded as the core's, closing the connection. */
+/** The core's 413 answer, closing the connection. */
 export function tooLargeAnswer(limit: number, head: boolean, requestId: string): PetStoreResponse {
-  const refusal = new PetStoreError("payload_too_large", `The request body must be at most ${limit} bytes.`);
-  return new Responder(head, requestId).error(refusal, { connection: "close" });
+  return new Responder(head, requestId).error(tooLarge(limit), { connection: "close" });
 }
