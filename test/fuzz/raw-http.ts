@@ -236,6 +236,17 @@ export function openSession(port: number): Promise<Session> {
   });
 }
 
+/** The answer of an exchange; throws when the connection ended without one. */
+export function answerOf(outcome: RawOutcome): RawAnswer {
+  if (outcome.kind !== "answer") throw new Error(`expected an answer, got ${JSON.stringify(outcome)}`);
+  return outcome.answer;
+}
+
+/** A request head to a server on this machine: `host: 127.0.0.1`, then `extra`. */
+export function localHead(method: string, target: string, extra: [string, string][] = []): string {
+  return requestHead(method, target, [["host", "127.0.0.1"], ...extra]);
+}
+
 /** A request head: the request line, the headers (repeated names as several lines), the blank line. */
 export function requestHead(method: string, target: string, headers: [string, string][]): string {
   return `${method} ${target} HTTP/1.1\r\n${headers.map(([n, v]) => `${n}: ${v}\r\n`).join("")}\r\n`;

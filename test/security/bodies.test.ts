@@ -8,11 +8,10 @@ import { connect } from "node:net";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import type { RunningServer } from "../../server/index.ts";
-import { startServer } from "../../server/index.ts";
 import type { MetricsServer } from "../../server/metrics.ts";
 import { serveMetrics } from "../../server/metrics.ts";
-import type { RawOutcome } from "../fuzz/raw-http.ts";
-import { openSession, rawExchange, requestHead } from "../fuzz/raw-http.ts";
+import { answerOf, localHead, openSession, rawExchange } from "../fuzz/raw-http.ts";
+import { assertStillServes, startQuietServer } from "../support/quiet-server.ts";
 
 const KEY = "bodies-key-123456";
 const LIMIT = 64 * 1024;
@@ -26,14 +25,7 @@ let metrics: MetricsServer;
 let metricsPort: number;
 
 test.before(async () => {
-  server = await startServer({
-    port: 0,
-    host: "127.0.0.1",
-    storage: "memory",
-    basePath: "/v1",
-    logLevel: "silent",
-    apiKeys: [KEY],
-  });
+  server = await startQuietServer(KEY);
   metrics = await serveMetrics("127.0.0.1", 0, async () => "up 1\n", "text/plain; version=0.0.4; charset=utf-8");
   metricsPort = Number(new URL(metrics.url).port);
 });
@@ -41,18 +33,7 @@ test.after(async () => {
   await server.close();
   await metrics.close();
 });
-test.after.each(async () => {
-  const res = await fetch(`${server.url}/pets?limit=1`, { headers: { authorization: `Bearer ${KEY}` } });
-  assert.is(res.status, 200, "the server still serves after the test");
-});
-
-const head = (method: string, target: string, extra: [string, string][] = []) =>
-  requestHead(method, target, [["host", "127.0.0.1"], ...extra]);
-
-function answerOf(outcome: RawOutcome) {
-  if (outcome.kind !== "answer") throw new Error(`expected an answer, got ${JSON.stringify(outcome)}`);
-  return outcome.answer;
-}
+test.after.each(() => assertStillServes(server.url, KEY));
 
 interface Flood {
   /** Bytes of body the client's socket took before the server closed the connection. */
@@ -138,22 +119,26 @@ const STREAMED: [label: string, port: () => number, method: string, target: stri
 
 for (const [label, port, method, target, statuses] of STREAMED) {
   test(`bodies: ${label} with a chunked 1 GB body reads at most the limit, then answers ${statuses.join(" or ")} with Connection: close`, async () => {
-    const result = await flood(port(), head(method, target, [["transfer-encoding", "chunked"]]), true);
+    const result = await flood(port(), localHead(method, target, [["transfer-encoding", "chunked"]]), true);
     assertBounded(result, label);
     assert.ok(statuses.includes(statusOf(result.text).status), `${label}: ${result.text.slice(0, 40)}`);
   });
 
   test(`bodies: ${label} with a Content-Length of 1 GB is answered ${statuses.join(" or ")} unread and the connection closed`, async () => {
-    const result = await flood(port(), head(method, target, [["content-length", String(FLOOD)]]), false);
+    const result = await flood(port(), localHead(method, target, [["content-length", String(FLOOD)]]), false);
     assertBounded(result, label);
     assert.ok(statuses.includes(statusOf(result.text).status), `${label}: ${result.text.slice(0, 40)}`);
   });
 }
 
 test("bodies: GET /healthz with a Content-Length of 8 GB is refused 413 payload_too_large naming the limit, before the body arrives", async () => {
-  const outcome = await rawExchange(server.port, [head("GET", "/healthz", [["content-length", "8589934592"]]), "abc"], {
-    waitForClose: true,
-  });
+  const outcome = await rawExchange(
+    server.port,
+    [localHead("GET", "/healthz", [["content-length", "8589934592"]]), "abc"],
+    {
+      waitForClose: true,
+    },
+  );
   const answer = answerOf(outcome);
   assert.is(answer.status, 413);
   assert.equal(JSON.parse(answer.body.toString()), {
@@ -168,7 +153,9 @@ test("bodies: GET /healthz with a Content-Length of 8 GB is refused 413 payload_
 });
 
 test("bodies: GET /metrics with a Content-Length over the limit is refused 413 payload_too_large", async () => {
-  const outcome = await rawExchange(metricsPort, [head("GET", "/metrics", [["content-length", String(LIMIT + 1)]])]);
+  const outcome = await rawExchange(metricsPort, [
+    localHead("GET", "/metrics", [["content-length", String(LIMIT + 1)]]),
+  ]);
   const answer = answerOf(outcome);
   assert.is(answer.status, 413);
   assert.is(JSON.parse(answer.body.toString()).code, "payload_too_large");
@@ -195,9 +182,9 @@ for (const [label, port, target, core] of DRAINED) {
         const framing: [string, string] = chunked
           ? ["transfer-encoding", "chunked"]
           : ["content-length", String(body.length)];
-        const first = await session.exchange(head("GET", target, [framing]) + framed);
+        const first = await session.exchange(localHead("GET", target, [framing]) + framed);
         assert.is(answerOf(first).status, 200);
-        const second = await session.exchange(head("GET", target));
+        const second = await session.exchange(localHead("GET", target));
         if (core && chunked && answerOf(first).headers.connection === "close") {
           assert.is(second.kind, "closed", "a connection announced as closing is closed"); // the core's choice
         } else {
@@ -215,7 +202,7 @@ test("bodies: a chunked body past the limit on GET /readyz is refused 413 payloa
   const body = "c".repeat(LIMIT + 1);
   const outcome = await rawExchange(
     server.port,
-    [head("GET", "/readyz", [["transfer-encoding", "chunked"]]), `${body.length.toString(16)}\r\n${body}\r\n`],
+    [localHead("GET", "/readyz", [["transfer-encoding", "chunked"]]), `${body.length.toString(16)}\r\n${body}\r\n`],
     { waitForClose: true },
   );
   assert.is(answerOf(outcome).status, 413);

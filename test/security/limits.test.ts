@@ -8,40 +8,20 @@ import { connect } from "node:net";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import type { RunningServer } from "../../server/index.ts";
-import { startServer } from "../../server/index.ts";
 import type { RawOutcome } from "../fuzz/raw-http.ts";
-import { openSession, rawExchange, requestHead } from "../fuzz/raw-http.ts";
+import { answerOf, localHead, openSession, rawExchange } from "../fuzz/raw-http.ts";
+import { assertStillServes, startQuietServer } from "../support/quiet-server.ts";
 
 const KEY = "limits-key-123456";
 let server: RunningServer;
 
 test.before(async () => {
-  server = await startServer({
-    port: 0,
-    host: "127.0.0.1",
-    storage: "memory",
-    basePath: "/v1",
-    logLevel: "silent",
-    apiKeys: [KEY],
-    headersTimeoutMs: 1000,
-    requestTimeoutMs: 2000,
-  });
+  server = await startQuietServer(KEY, { headersTimeoutMs: 1000, requestTimeoutMs: 2000 });
 });
 test.after(async () => {
   await server.close();
 });
-test.after.each(async () => {
-  const res = await fetch(`${server.url}/pets?limit=1`, { headers: { authorization: `Bearer ${KEY}` } });
-  assert.is(res.status, 200, "the server still serves after the test");
-});
-
-const head = (method: string, target: string, extra: [string, string][] = []) =>
-  requestHead(method, target, [["host", "127.0.0.1"], ...extra]);
-
-function answerOf(outcome: RawOutcome) {
-  if (outcome.kind !== "answer") throw new Error(`expected an answer, got ${JSON.stringify(outcome)}`);
-  return outcome.answer;
-}
+test.after.each(() => assertStillServes(server.url, KEY));
 
 const codeOf = (outcome: RawOutcome) => JSON.parse(answerOf(outcome).body.toString()).code;
 
@@ -49,7 +29,7 @@ test("limits: Content-Length of 10 GB with a 10-byte body is answered 413 payloa
   const outcome = await rawExchange(
     server.port,
     [
-      head("POST", "/v1/pets", [
+      localHead("POST", "/v1/pets", [
         ["authorization", `Bearer ${KEY}`],
         ["content-type", "application/json"],
         ["content-length", "10737418240"],
@@ -67,7 +47,7 @@ test("limits: Content-Length of 10 GB with a 10-byte body is answered 413 payloa
 
 test("limits: Content-Length of 10 GB without a key gets 401 (the key is checked first), unread, with Connection: close", async () => {
   const outcome = await rawExchange(server.port, [
-    head("POST", "/v1/pets", [
+    localHead("POST", "/v1/pets", [
       ["content-type", "application/json"],
       ["content-length", "10737418240"],
     ]),
@@ -100,7 +80,7 @@ test("limits: a chunked body past 64 KiB is refused 413 once the limit is passed
     socket.on("close", finish);
     socket.on("connect", async () => {
       socket.write(
-        head("POST", "/v1/pets", [
+        localHead("POST", "/v1/pets", [
           ["authorization", `Bearer ${KEY}`],
           ["content-type", "application/json"],
           ["transfer-encoding", "chunked"],
@@ -128,7 +108,7 @@ test("limits: a slow-header client (one header line every 300 ms, never finishin
 
 test("limits: a slow-body client (one byte every 300 ms of a 100-byte body) is cut off with 408 or a close", async () => {
   const parts: (string | number)[] = [
-    head("POST", "/v1/pets", [
+    localHead("POST", "/v1/pets", [
       ["authorization", `Bearer ${KEY}`],
       ["content-type", "application/json"],
       ["content-length", "100"],
@@ -141,14 +121,7 @@ test("limits: a slow-body client (one byte every 300 ms of a 100-byte body) is c
 });
 
 test("limits: 50 slow-header clients holding connections open do not stop a normal request from being served", async () => {
-  const slow = await startServer({
-    port: 0,
-    host: "127.0.0.1",
-    storage: "memory",
-    basePath: "/v1",
-    logLevel: "silent",
-    apiKeys: [KEY],
-  });
+  const slow = await startQuietServer(KEY);
   const sockets = await Promise.all(
     Array.from(
       { length: 50 },
@@ -176,20 +149,20 @@ test("limits: 50 slow-header clients holding connections open do not stop a norm
 });
 
 test("limits: a 100 KB URL is answered 414 uri_too_long by the server (not a crash, not a hang)", async () => {
-  const outcome = await rawExchange(server.port, [head("GET", `/v1/pets?x=${"a".repeat(100_000)}`)]);
+  const outcome = await rawExchange(server.port, [localHead("GET", `/v1/pets?x=${"a".repeat(100_000)}`)]);
   assert.is(answerOf(outcome).status, 414);
   assert.is(codeOf(outcome), "uri_too_long");
 });
 
 test("limits: a 100 KB path under the base path is answered 414 uri_too_long too", async () => {
-  const outcome = await rawExchange(server.port, [head("GET", `/v1/pets/${"9".repeat(100_000)}`)]);
+  const outcome = await rawExchange(server.port, [localHead("GET", `/v1/pets/${"9".repeat(100_000)}`)]);
   assert.is(answerOf(outcome).status, 414);
   assert.is(codeOf(outcome), "uri_too_long");
 });
 
 test("limits: 1,000 headers of 100 bytes (100 KB of headers) are answered 431", async () => {
   const headers: [string, string][] = Array.from({ length: 1000 }, (_, i) => [`x-h${i}`, "v".repeat(90)]);
-  const outcome = await rawExchange(server.port, [head("GET", "/v1/pets", headers)]);
+  const outcome = await rawExchange(server.port, [localHead("GET", "/v1/pets", headers)]);
   assert.is(answerOf(outcome).status, 431);
   assert.is(codeOf(outcome), "headers_too_large");
 });
@@ -200,7 +173,7 @@ const REFUSES_HEADER_COUNT = Number(process.versions.node.split(".")[0]) >= 22;
 
 test(`limits: 2,500 tiny headers (under the size limit, over Node's count) get a 4xx: ${REFUSES_HEADER_COUNT ? "431 from Node" : "401 without a key"}`, async () => {
   const headers: [string, string][] = Array.from({ length: 2500 }, (_, i) => [`h${i}`, "1"]);
-  const outcome = await rawExchange(server.port, [head("GET", "/v1/pets", [...headers, ["connection", "close"]])]);
+  const outcome = await rawExchange(server.port, [localHead("GET", "/v1/pets", [...headers, ["connection", "close"]])]);
   if (REFUSES_HEADER_COUNT) {
     assert.is(answerOf(outcome).status, 431);
   } else {
@@ -211,11 +184,11 @@ test(`limits: 2,500 tiny headers (under the size limit, over Node's count) get a
 
 test("limits: an Authorization header of 20 KB is answered 431; one of 10 KB gets 401", async () => {
   const big = await rawExchange(server.port, [
-    head("GET", "/v1/pets", [["authorization", `Bearer ${"j".repeat(20_000)}`]]),
+    localHead("GET", "/v1/pets", [["authorization", `Bearer ${"j".repeat(20_000)}`]]),
   ]);
   assert.is(answerOf(big).status, 431);
   const ten = await rawExchange(server.port, [
-    head("GET", "/v1/pets", [
+    localHead("GET", "/v1/pets", [
       ["authorization", `Bearer ${"j".repeat(10_240)}`],
       ["connection", "close"],
     ]),
@@ -253,10 +226,10 @@ for (const [label, line, headers, status] of EARLY) {
       const [method, target] = line.split(" ") as [string, string];
       const body = `{"name":"${"n".repeat(4000)}","categoryId":1}`;
       const first = await session.exchange(
-        head(method, target, [...headers, ["content-length", String(body.length)]]) + body,
+        localHead(method, target, [...headers, ["content-length", String(body.length)]]) + body,
       );
       assert.is(answerOf(first).status, status);
-      const second = await session.exchange(head("GET", "/v1/pets?limit=1", [["authorization", `Bearer ${KEY}`]]));
+      const second = await session.exchange(localHead("GET", "/v1/pets?limit=1", [["authorization", `Bearer ${KEY}`]]));
       if (answerOf(first).headers.connection === "close") {
         assert.is(second.kind, "closed", "a connection announced as closing is closed");
       } else {
@@ -272,7 +245,7 @@ test("limits: after a 413 for a declared 1 MB body, the client reads the whole a
   const session = await openSession(server.port);
   try {
     const first = await session.exchange(
-      `${head("POST", "/v1/pets", [
+      `${localHead("POST", "/v1/pets", [
         ["authorization", `Bearer ${KEY}`],
         ["content-type", "application/json"],
         ["content-length", String(1024 * 1024)],

@@ -7,27 +7,18 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import type { RunningServer } from "../../server/index.ts";
-import { startServer } from "../../server/index.ts";
 import type { TestServer } from "../../testing/index.ts";
 import { startTestServer } from "../../testing/index.ts";
 import type { RawAnswer, RawOutcome } from "../fuzz/raw-http.ts";
 import { rawExchange, requestHead } from "../fuzz/raw-http.ts";
+import { assertStillServes, startQuietServer } from "../support/quiet-server.ts";
 
 const KEY = "client-errors-key-123456";
 let server: RunningServer;
 let kit: TestServer;
 
 test.before(async () => {
-  server = await startServer({
-    port: 0,
-    host: "127.0.0.1",
-    storage: "memory",
-    basePath: "/v1",
-    logLevel: "silent",
-    apiKeys: [KEY],
-    headersTimeoutMs: 500,
-    requestTimeoutMs: 1000,
-  });
+  server = await startQuietServer(KEY, { headersTimeoutMs: 500, requestTimeoutMs: 1000 });
   kit = await startTestServer();
 });
 test.after(async () => {
@@ -35,10 +26,8 @@ test.after(async () => {
   await kit.close();
 });
 test.after.each(async () => {
-  const res = await fetch(`${server.url}/pets?limit=1`, { headers: { authorization: `Bearer ${KEY}` } });
-  assert.is(res.status, 200, "the server still serves after the test");
-  const kitRes = await fetch(`${kit.url}/pets`, { headers: { authorization: `Bearer ${kit.key}` } });
-  assert.is(kitRes.status, 200, "the test server still serves after the test");
+  await assertStillServes(server.url, KEY);
+  await assertStillServes(kit.url, kit.key, "the test server");
 });
 
 const portOf = (url: string) => Number(new URL(url).port);
