@@ -193,7 +193,7 @@ const INSTRUCTIONS = process.argv.includes("--instructions");
 /** --functions (with --instructions): also where each side's instructions go, by function, on stderr (bench/functions.ts). */
 const FUNCTIONS = INSTRUCTIONS && process.argv.includes("--functions");
 const COUNTED_REQUESTS = QUICK ? 200 : 4000;
-const COUNT_WARM_REQUESTS = QUICK ? 200 : 20_000;
+const COUNT_WARM_REQUESTS = QUICK ? 2000 : 20_000;
 // Many short rounds rather than a few long ones: on a shared VM the speed drifts within seconds
 // (the same CPU-bound loop here took from 390 to 535 ms, minute to minute), and a pair of rounds
 // close in time sees the same drift. 16 pairs of 0.75 s: the time of 8 pairs of 1.5 s, with the
