@@ -8,7 +8,7 @@ import type Keyv from "keyv";
 import type { Pet } from "../schemas.ts";
 import type { CreateOnceResult, IdempotencyRecord, PetData } from "./port.ts";
 import { nameStatement, type PgNamedQuery, type PgPool } from "./postgres-connection.ts";
-import { checkNewId, sequenceExhausted, serializedPetAround, storedPet } from "./values.ts";
+import { checkNewId, keyvTextAround, petOfKeyvText, sequenceExhausted } from "./values.ts";
 
 const SEQUENCE_EXHAUSTED = "2200H";
 /** Expired idempotency records are deleted at most this often (by the writes' clock), this many at a time. */
@@ -30,17 +30,18 @@ export interface PostgresWriter {
  * written only when the key's advisory lock is free and no unexpired record exists.
  * $1/$2 the value's text around the id, $3 status; then $4 scope, $5 key, $6 fingerprint, $7 now, $8 expires at.
  */
-function buildCreateStatement(qualified: string, once: boolean) {
+function buildCreateStatement(qualified: string, kind: "create" | "createOnce") {
   const keyTable = `${qualified}_idempotency`;
-  const steps = once
-    ? `lock AS (SELECT pg_try_advisory_xact_lock(hashtextextended('petstore-key ' || $4::text || ' ' || $5::text, 0)) AS got),
+  const steps =
+    kind === "createOnce"
+      ? `lock AS (SELECT pg_try_advisory_xact_lock(hashtextextended('petstore-key ' || $4::text || ' ' || $5::text, 0)) AS got),
   pet AS (SELECT nextval('${qualified}_id_seq') AS id FROM lock
     WHERE got AND NOT EXISTS (SELECT 1 FROM ${keyTable} WHERE scope = $4 AND key = $5 AND expires_at > $7)),
   made AS (INSERT INTO ${keyTable} (scope, key, fingerprint, pet_id, expires_at) SELECT $4, $5, $6, id, $8 FROM pet
     ON CONFLICT (scope, key) DO UPDATE SET fingerprint = excluded.fingerprint, pet_id = excluded.pet_id, expires_at = excluded.expires_at
     WHERE ${keyTable}.expires_at <= $7
     RETURNING pet_id AS id)`
-    : `made AS (SELECT nextval('${qualified}_id_seq') AS id)`;
+      : `made AS (SELECT nextval('${qualified}_id_seq') AS id)`;
   return nameStatement(`WITH ${steps},
   val AS (INSERT INTO ${qualified}_values (key, value) SELECT 'pets:' || id, $1::text || id || $2::text FROM made),
   idx AS (INSERT INTO ${qualified}_index (id, status) SELECT id, $3 FROM made)
@@ -58,8 +59,8 @@ export function makeWriter(
   ensureOpen: () => void,
 ): PostgresWriter {
   const keyTable = `${qualified}_idempotency`;
-  const createStatement = buildCreateStatement(qualified, false);
-  const createOnceStatement = buildCreateStatement(qualified, true);
+  const createStatement = buildCreateStatement(qualified, "create");
+  const createOnceStatement = buildCreateStatement(qualified, "createOnce");
   /** Runs a create statement: the id it created, or undefined when it wrote nothing. */
   const runCreate = async (statement: PgNamedQuery): Promise<number | undefined> => {
     let row: Record<string, unknown> | undefined;
@@ -101,14 +102,14 @@ export function makeWriter(
     if (found.fingerprint !== fingerprint) return { conflict: "reused" };
     const id = Number(found.pet_id);
     const raw = (await pool.query(`SELECT value FROM ${qualified}_values WHERE key = $1`, [`pets:${id}`])).rows[0];
-    return { pet: storedPet(id, raw?.value, values, "postgres"), replayed: true };
+    return { pet: petOfKeyvText(id, raw?.value, values, "postgres"), replayed: true };
   };
 
   return {
     async createOnce(data: PetData, record: IdempotencyRecord): Promise<CreateOnceResult> {
       ensureOpen();
       const { scope, key, fingerprint, now, expiresAt } = record;
-      const [head, tail] = serializedPetAround(values, data);
+      const [head, tail] = keyvTextAround(values, data);
       const id = await runCreate(
         createOnceStatement([head, tail, data.status, scope, key, fingerprint, now, expiresAt]),
       );
@@ -122,7 +123,7 @@ export function makeWriter(
     },
     async create(data: PetData): Promise<Pet> {
       ensureOpen();
-      const [head, tail] = serializedPetAround(values, data);
+      const [head, tail] = keyvTextAround(values, data);
       const id = await runCreate(createStatement([head, tail, data.status]));
       if (id === undefined) throw new Error("postgres storage: the create statement wrote nothing");
       return { id, name: data.name, categoryId: data.categoryId, status: data.status };

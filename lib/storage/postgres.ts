@@ -12,7 +12,7 @@ import { loadDriver, requireFromDriver } from "./driver.ts";
 import type { CreateOnceResult, IdempotencyRecord, ListPage, PetStorage } from "./port.ts";
 import { createSchema, nameStatement, openPool, type PgModule, type PgNamedQuery } from "./postgres-connection.ts";
 import { makeWriter } from "./postgres-writes.ts";
-import { indexedId, petValues, readPet, storageClosed, storedPet } from "./values.ts";
+import { indexedId, petOfKeyvText, petValues, readPet, storageClosed } from "./values.ts";
 
 type KeyvPostgresDriver = typeof import("@keyv/postgres");
 
@@ -147,7 +147,7 @@ export async function postgresStorage(options: PostgresStorageOptions): Promise<
       const pets: Pet[] = new Array(rows.length);
       for (let i = 0; i < rows.length; i++) {
         const row = rows[i] as Record<string, unknown>;
-        pets[i] = storedPet(indexedId(row.id, "postgres"), row.value, values, "postgres");
+        pets[i] = petOfKeyvText(indexedId(row.id, "postgres"), row.value, values, "postgres");
       }
       return pets;
     },

@@ -20,12 +20,12 @@ import { CLAIM, readReply, runScript, WRITE, WRITE_AT, WRITE_ONCE_AT } from "./r
 import {
   checkNewId,
   indexedId,
+  keyvTextAround,
+  petOfKeyvText,
   petValues,
   readPet,
   sequenceExhausted,
-  serializedPetAround,
   storageClosed,
-  storedPet,
 } from "./values.ts";
 
 /** Where a Redis store keeps its pets: one server (`url`) or a Redis Cluster (`cluster`), never both. */
@@ -211,7 +211,7 @@ function buildStore(
   /** The pet of a replay: its value, and when replicated, proof that a replica has it (a write after it, WAITed). */
   async function replayOf(rawId: string): Promise<CreateOnceResult> {
     const [raw] = await Promise.all([commands.get(keys.value(rawId)), writes?.send(["INCRBY", keys.sequence, "0"])]);
-    return { pet: storedPet(Number(rawId), raw ?? undefined, values, "redis"), replayed: true };
+    return { pet: petOfKeyvText(Number(rawId), raw ?? undefined, values, "redis"), replayed: true };
   }
 
   /**
@@ -225,7 +225,7 @@ function buildStore(
     ids: IdGuesses,
   ): Promise<CreateOnceResult | undefined> {
     const { id } = guess;
-    const [head, tail] = serializedPetAround(values, data);
+    const [head, tail] = keyvTextAround(values, data);
     const rawId = String(id);
     const valueKeys = [keys.value(rawId), keys.index(), keys.index(data.status)];
     let reply: string[];
@@ -305,7 +305,7 @@ function buildStore(
       rawId = id;
     }
     const id = checkNewId(Number(rawId), "redis");
-    const [head, tail] = serializedPetAround(values, data);
+    const [head, tail] = keyvTextAround(values, data);
     const keyList = [keys.value(rawId), keys.index(), keys.index(data.status)];
     const args = [rawId, head + rawId + tail];
     if (record !== undefined) {
@@ -372,7 +372,7 @@ function buildStore(
       ]);
       // Ids stay the members' text: the client decodes integer replies imprecisely near 2^53.
       const petsOf = (raws: unknown[]) =>
-        ids.map((id, i) => storedPet(indexedId(id, "redis"), raws[i], values, "redis"));
+        ids.map((id, i) => petOfKeyvText(indexedId(id, "redis"), raws[i], values, "redis"));
       if (guess !== undefined && guessed !== undefined && guessHolds(guess, ids)) return petsOf(guessed);
       const read = ids.map(String);
       pages.learn(status, after, limit, read);

@@ -9,7 +9,7 @@ import { invalidRecordOf, isInvalidData } from "./failures.ts";
 import type { ListPage } from "./port.ts";
 import { type Database, queryAll } from "./sqlite-connection.ts";
 import type { WriteQueue } from "./sqlite-writes.ts";
-import { petTextAround, storedPet } from "./values.ts";
+import { petOfKeyvText, servedTextAround } from "./values.ts";
 
 /** What repairs need: the write connection and its queue, the store's table and Keyv. */
 export interface CopyRepairs {
@@ -22,7 +22,7 @@ export interface CopyRepairs {
 
 /** The contract's text of a pet, as creates write the copy. */
 const servedText = (pet: Pet) => {
-  const [head, tail] = petTextAround(pet);
+  const [head, tail] = servedTextAround(pet);
   return `${head}${pet.id}${tail}`;
 };
 
@@ -37,7 +37,7 @@ async function readFromRecords({ db, table, values, serialise }: CopyRepairs, pa
       `SELECT i.id AS id, i.pet AS pet, v.value AS value FROM ${table}_index i LEFT JOIN ${table}_values v ON v.key = 'pets:' || i.id WHERE ${where} ORDER BY i.id LIMIT ?`,
       params,
     );
-    const pets = rows.map((row) => storedPet(Number(row.id), row.value, values, "sqlite"));
+    const pets = rows.map((row) => petOfKeyvText(Number(row.id), row.value, values, "sqlite"));
     for (const [i, pet] of pets.entries()) {
       const copy = rows[i]?.pet;
       const text = servedText(pet);

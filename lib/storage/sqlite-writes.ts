@@ -7,7 +7,7 @@
 import type Keyv from "keyv";
 import type { CreateOnceResult, IdempotencyRecord, PetData } from "./port.ts";
 import { type Database, exec, type Prepared, queryAll, quote, type WriteStatements } from "./sqlite-connection.ts";
-import { checkNewId, petTextAround, sequenceExhausted, serializedPetAround, storedPet } from "./values.ts";
+import { checkNewId, keyvTextAround, petOfKeyvText, sequenceExhausted, servedTextAround } from "./values.ts";
 
 /** Expired idempotency records are deleted at most this often (by the writes' clock), this many at a time. */
 const SWEEP_EVERY_MS = 60_000;
@@ -167,7 +167,7 @@ export function makeWriter(
     record: IdempotencyRecord | undefined,
   ): Promise<CreateOnceResult> => {
     // Keyv's text of the pet (its value, in Keyv's format) and its served text, around the id to come.
-    const text = { value: serializedPetAround(values, data), pet: petTextAround(data) };
+    const text = { value: keyvTextAround(values, data), pet: servedTextAround(data) };
     const outcome = await serialise(async (): Promise<Outcome> => {
       if (record !== undefined && !/\0/.test(record.scope + record.key + record.fingerprint)) {
         const fresh = await createWithFreshKey(data, text, record);
@@ -178,7 +178,7 @@ export function makeWriter(
     if (!("replay" in outcome)) return outcome;
     // Pets never change once created: the value read now is the one first answered.
     const [row] = await petValue.all([`pets:${outcome.replay}`]);
-    return { pet: storedPet(outcome.replay, row?.value, values, "sqlite"), replayed: true };
+    return { pet: petOfKeyvText(outcome.replay, row?.value, values, "sqlite"), replayed: true };
   };
 
   return { createOnceOrReplay };

@@ -30,7 +30,7 @@ import { addPetTexts, fillPetTexts } from "./sqlite-pet-texts.ts";
 import { inIdOrder, openReads, pageTexts, type SqliteReads } from "./sqlite-reads.ts";
 import { getTrusted, listTrusted } from "./sqlite-served-copy.ts";
 import { makeWriteQueue, makeWriter } from "./sqlite-writes.ts";
-import { indexedId, petValues, servedPet, servedPetOf, storageClosed, storedPet } from "./values.ts";
+import { indexedId, petOfKeyvText, petOfServedText, petValues, storageClosed } from "./values.ts";
 
 type KeyvSqliteDriver = typeof import("@keyv/sqlite");
 
@@ -152,10 +152,10 @@ export async function sqliteStorage(options: SqliteStorageOptions): Promise<PetS
    */
   const readPet = (raw: unknown, id?: number): Pet => {
     if (typeof raw === "string" && raw.startsWith("{")) {
-      return id === undefined ? servedPetOf(raw, "sqlite") : servedPet(id, raw, "sqlite");
+      return petOfServedText(raw, "sqlite", id);
     }
     const [indexed, value] = JSON.parse(String(raw)) as [unknown, unknown];
-    return storedPet(id ?? indexedId(indexed, "sqlite"), value, values, "sqlite");
+    return petOfKeyvText(id ?? indexedId(indexed, "sqlite"), value, values, "sqlite");
   };
 
   /** Runs a page's statement, the one filtered by status when the page is. */
@@ -178,7 +178,7 @@ export async function sqliteStorage(options: SqliteStorageOptions): Promise<PetS
       if (found === undefined) return undefined;
       if (found.fingerprint !== fingerprint) return { conflict: "reused" };
       const id = Number(found.pet_id);
-      return { pet: storedPet(id, found.value, values, "sqlite"), replayed: true };
+      return { pet: petOfKeyvText(id, found.value, values, "sqlite"), replayed: true };
     },
     async createOnce(data: PetData, record: IdempotencyRecord): Promise<CreateOnceResult> {
       ensureOpen("write");

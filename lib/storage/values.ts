@@ -6,9 +6,8 @@
  */
 import Keyv, { type KeyvStoreAdapter } from "keyv";
 import type { PetStoreError } from "../errors.ts";
-import { jsonString } from "../json.ts";
-import type { Pet, PetStatus } from "../schemas.ts";
-import { isPet, isPetName, MAX_ID } from "../schemas.ts";
+import type { Pet } from "../schemas.ts";
+import { isPet, MAX_ID } from "../schemas.ts";
 import { invalidRecord } from "./failures.ts";
 
 const UNDECODABLE = Symbol("undecodable");
@@ -80,115 +79,35 @@ export function toPet(value: unknown, id: number, kind: string): Pet {
 }
 
 /**
- * The text Keyv stores for a pet when it is the contract's own JSON text: `{"value":` + the pet +
- * `}` (no expiry), with a name that neither JSON nor Keyv escapes (no quote, backslash or control
- * character; no leading ":", which Keyv doubles), ids of at most 16 digits. It is what every create
- * writes for such a name, and its fields are read by the expression, without a JSON parse.
+ * The pet whose Keyv record a backend read itself (Keyv's stored text, or null/undefined when the
+ * key is missing), decoded by this Keyv's own deserializer and checked as `toPet` checks it.
+ * @example petOfKeyvText(7, '{"value":{"id":7,"name":"Rex","categoryId":1,"status":"sold"}}', values, "redis")
  */
-const CANONICAL =
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: JSON never holds a raw control character; one here is refused
-  /^\{"value":\{"id":([1-9][0-9]{0,15}),"name":"([^"\\\x00-\x1f:][^"\\\x00-\x1f]*)","categoryId":([1-9][0-9]{0,15}),"status":"(available|pending|sold)"\}\}$/;
-
-/** A stored text already checked: its pet's fields (see `storedPet`). */
-interface CheckedText {
-  id: number;
-  raw: string;
-  name: string;
-  categoryId: number;
-  status: PetStatus;
-}
-
-/**
- * Slots of the cache of checked texts (a power of two), direct-mapped by id as PetJson's cache of
- * pet texts, and small on purpose: it spares the check to the pets read over and over (a polled
- * first page), not to a whole store, so a page of a large store costs what one of a small store
- * does. A hit needs the very same text, so a slot can never serve another pet's fields: a pet
- * recreated under a reused id (after `clear()`, by any process) simply misses.
- */
-const CHECKED_SLOTS = 256;
-const checked: (CheckedText | undefined)[] = new Array<CheckedText | undefined>(CHECKED_SLOTS).fill(undefined);
-
-/**
- * The pet whose value a backend read itself (Keyv's stored text, or null/undefined when the key is
- * missing), checked as `toPet` checks it. Text in the contract's form costs one regular expression
- * the first time (a text seen before, compared whole, costs none); any other text goes through
- * Keyv's own decoder.
- * @example storedPet(7, '{"value":{"id":7,"name":"Rex","categoryId":1,"status":"sold"}}', values, "redis")
- */
-export function storedPet(id: number, raw: unknown, values: Keyv<unknown>, kind: string): Pet {
-  if (typeof raw === "string") {
-    const hit = checkedText(id, raw, CANONICAL);
-    if (hit !== undefined) return { id, name: hit.name, categoryId: hit.categoryId, status: hit.status };
-  }
+export function petOfKeyvText(id: number, raw: unknown, values: Keyv<unknown>, kind: string): Pet {
   return toPet(decodedValue(raw, values), id, kind);
 }
 
 /**
- * The fields of `raw`, the stored text of pet `id`, when `pattern` (id, name, categoryId, status)
- * reads them and they are a valid pet's: from the cache when the very same text was seen last in
- * the id's slot, else by the pattern (and then kept). Undefined when the pattern does not read it.
+ * The pet of a served text, the contract's JSON of a pet that a backend keeps beside its index
+ * entry (SQLite's `pet` column), checked as `toPet` checks it. `id`: the one asked for, when
+ * known; otherwise the text's own, which must be a valid id.
  */
-function checkedText(id: number, raw: string, pattern: RegExp): CheckedText | undefined {
-  const slot = id & (CHECKED_SLOTS - 1);
-  const hit = checked[slot];
-  if (hit !== undefined && hit.id === id && hit.raw === raw) return hit;
-  const match = pattern.exec(raw);
-  if (match === null) return undefined;
-  const categoryId = Number(match[3]);
-  if (Number(match[1]) !== id || categoryId > MAX_ID || !isPetName(match[2] as string)) return undefined;
-  const fields = { id, raw, name: match[2] as string, categoryId, status: match[4] as PetStatus };
-  checked[slot] = fields;
-  return fields;
-}
-
-/**
- * A pet's served text as a backend keeps it beside its index entry (SQLite's `pet` column): the
- * contract's JSON of the pet, `{"id":…,"name":…,"categoryId":…,"status":…}`. The same check as
- * `storedPet` without Keyv's envelope: a name that needs no escape costs one regular expression (a
- * text seen before none); any other text is parsed.
- */
-const PET_TEXT =
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: JSON never holds a raw control character; one here is refused
-  /^\{"id":([1-9][0-9]{0,15}),"name":"([^"\\\x00-\x1f]+)","categoryId":([1-9][0-9]{0,15}),"status":"(available|pending|sold)"\}$/;
-
-/** The pet whose served text (see PET_TEXT) a backend read beside its index entry, checked as `toPet` checks it. */
-export function servedPet(id: number, text: string, kind: string): Pet {
-  const hit = checkedText(id, text, PET_TEXT);
-  if (hit !== undefined) return { id, name: hit.name, categoryId: hit.categoryId, status: hit.status };
+export function petOfServedText(text: string, kind: string, id?: number): Pet {
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch {
-    throw invalidRecord(kind, `index:${id}`, "the served copy is not valid JSON");
+    throw invalidRecord(kind, id === undefined ? "index" : `index:${id}`, "the served copy is not valid JSON");
   }
-  return toPet(value, id, kind);
-}
-
-/**
- * `Number(text.slice(6, comma))`, an id of up to 15 digits read digit by digit: `Number()` of a
- * slice goes through V8's runtime, several times the cost for the usual id.
- */
-function idBetween(text: string, comma: number): number {
-  if (comma > 21) return Number(text.slice(6, comma));
-  let id = 0;
-  for (let i = 6; i < comma; i++) {
-    const digit = text.charCodeAt(i) - 0x30;
-    if (digit < 0 || digit > 9) return Number(text.slice(6, comma));
-    id = id * 10 + digit;
+  const own = typeof value === "object" && value !== null ? (value as { id?: unknown }).id : undefined;
+  if (id === undefined && !(typeof own === "number" && Number.isSafeInteger(own) && own >= 1)) {
+    throw invalidRecord(kind, "index", "a served copy names no valid pet id");
   }
-  return id;
+  return toPet(value, id ?? (own as number), kind);
 }
 
-/** The pet whose served text (see PET_TEXT) a backend read, its id read from the text itself. */
-export function servedPetOf(text: string, kind: string): Pet {
-  const comma = text.indexOf(",");
-  const id = text.startsWith('{"id":') && comma > 6 ? idBetween(text, comma) : Number.NaN;
-  if (!Number.isSafeInteger(id) || id < 1) throw invalidRecord(kind, "index", "a served copy names no valid pet id");
-  return servedPet(id, text, kind);
-}
-
-/** A pet's served text (see PET_TEXT) around its id, which the create takes: `head + id + tail`. */
-export function petTextAround(data: Omit<Pet, "id">): [string, string] {
+/** A pet's served text (see `petOfServedText`) around its id, which the create takes: `head + id + tail`. */
+export function servedTextAround(data: Omit<Pet, "id">): [string, string] {
   const rest = JSON.stringify({ name: data.name, categoryId: data.categoryId, status: data.status });
   return ['{"id":', `,${rest.slice(1)}`];
 }
@@ -261,41 +180,11 @@ export function storageClosed(kind: string): Error {
 
 /**
  * The text Keyv stores for a pet whose id is not known yet (the atomic create takes it): the parts
- * before and after the id's digits, as Keyv's own serializer writes them (`{"value":…}` with no
- * expiry), so that a value written around Keyv reads back through Keyv as any other. Built
- * directly when this Keyv's serializer writes what `keyvTextAround` does (checked once per Keyv):
- * its walk of the object cost a create about a microsecond. Synchronous: Keyv's default
- * serializer is. @example const [head, tail] = serializedPetAround(values, data)
+ * before and after the id's digits, as this Keyv's own serializer writes them, so that a value
+ * written around Keyv reads back through Keyv as any other.
+ * @example const [head, tail] = keyvTextAround(values, data)
  */
-export function serializedPetAround(values: Keyv<unknown>, data: Omit<Pet, "id">): [string, string] {
-  let direct = directKeyvText.get(values);
-  if (direct === undefined) {
-    direct = PROBES.every((probe) => sameText(keyvTextAround(probe), serializedByKeyv(values, probe)));
-    directKeyvText.set(values, direct);
-  }
-  return direct ? keyvTextAround(data) : serializedByKeyv(values, data);
-}
-
-/** Per Keyv: true when its serializer writes a pet's value as `keyvTextAround` does. */
-const directKeyvText = new WeakMap<Keyv<unknown>, boolean>();
-/** Pets whose names Keyv's serializer treats apart: escapes, a leading ":" (which it doubles), other scripts. */
-const PROBES: Omit<Pet, "id">[] = [
-  { name: "Rex", categoryId: 1, status: "available" },
-  { name: ':x"\\\u2028é🐕\u0001', categoryId: 9007199254740991, status: "sold" },
-];
-
-function sameText(a: [string, string], b: [string, string]): boolean {
-  return a[0] === b[0] && a[1] === b[1];
-}
-
-/** Keyv's default serializer's text of a pet's value: JSON, a string that starts with ":" given another ":". */
-function keyvTextAround(data: Omit<Pet, "id">): [string, string] {
-  const name = data.name.startsWith(":") ? `:${data.name}` : data.name;
-  return ['{"value":{"id":', `,"name":${jsonString(name)},"categoryId":${data.categoryId},"status":"${data.status}"}}`];
-}
-
-/** The same text from Keyv's serializer itself. */
-function serializedByKeyv(values: Keyv<unknown>, data: Omit<Pet, "id">): [string, string] {
+export function keyvTextAround(values: Keyv<unknown>, data: Omit<Pet, "id">): [string, string] {
   const pet: Pet = { id: 0, name: data.name, categoryId: data.categoryId, status: data.status };
   const serialize = values.serialize;
   const text: unknown = serialize === undefined ? JSON.stringify({ value: pet }) : serialize({ value: pet });

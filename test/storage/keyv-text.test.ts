@@ -1,5 +1,5 @@
 /**
- * The Keyv text a create writes around Keyv (lib/storage/values.ts, serializedPetAround): built
+ * The Keyv text a create writes around Keyv (lib/storage/values.ts, keyvTextAround): built
  * directly, it is byte for byte what Keyv's own serializer writes, and reads back through Keyv as
  * the pet; a Keyv whose serializer writes otherwise gets its serializer's text.
  */
@@ -7,7 +7,7 @@ import Keyv from "keyv";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import type { Pet } from "../../lib/schemas.ts";
-import { serializedPetAround } from "../../lib/storage/values.ts";
+import { keyvTextAround } from "../../lib/storage/values.ts";
 
 const t = suite("keyv text of a pet");
 
@@ -23,12 +23,12 @@ const NAMES = [
   "x".repeat(500),
 ];
 
-t("built directly, it is Keyv's serializer's text, and Keyv reads the pet back", async () => {
+t("it is Keyv's serializer's text, and Keyv reads the pet back", async () => {
   const values = new Keyv();
   const serialize = values.serialize as (data: unknown) => string;
   for (const [i, name] of NAMES.entries()) {
     const data = { name, categoryId: 9_007_199_254_740_991 - i, status: "pending" as const };
-    const [head, tail] = serializedPetAround(values, data);
+    const [head, tail] = keyvTextAround(values, data);
     const id = 42 + i;
     const pet: Pet = { id, ...data };
     assert.is(head + id + tail, serialize({ value: pet }), name);
@@ -41,7 +41,7 @@ t("a Keyv whose serializer writes otherwise gets its serializer's text", () => {
   const values = new Keyv({
     serialize: (data: unknown) => JSON.stringify(data).replace(/^\{"value":\{"id":0,/, '{"value":{"id":0, '),
   });
-  const [head, tail] = serializedPetAround(values, { name: ":Rex", categoryId: 7, status: "sold" });
+  const [head, tail] = keyvTextAround(values, { name: ":Rex", categoryId: 7, status: "sold" });
   assert.is(`${head}7${tail}`, '{"value":{"id":7, "name":":Rex","categoryId":7,"status":"sold"}}');
 });
 
