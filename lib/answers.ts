@@ -16,7 +16,6 @@ import type { JsonText } from "./json.ts";
 import type { PetPage } from "./operations.ts";
 import { listQuery } from "./query.ts";
 import type { Pet } from "./schemas.ts";
-import { flat } from "./text.ts";
 
 /**
  * GET/HEAD {base}/pets: a page, with `Link: rel="next"` when more follow. Over in-process storage,
@@ -46,17 +45,11 @@ function pageResponse(handler: Handler, exchange: Exchange, page: PetPage): PetS
 
 /** A page's body, and its `Link` header when a next page follows. */
 function pageAnswer(handler: Handler, page: PetPage): { json: JsonText; headers: Record<string, string> | undefined } {
-  const cursor = page.nextCursor;
-  if (cursor === undefined) return { json: handler.json.many(page.pets), headers: undefined };
-  let last = handler.lastLink;
-  // The polled first page has the same next page each time: its header is written once.
-  if (last.cursor !== cursor || last.limit !== page.limit || last.status !== page.status) {
-    const status = page.status === undefined ? "" : `&status=${page.status}`;
-    // Flat: Node checks every header value with a regular expression, slower on a string in pieces.
-    const link = flat(`<${handler.collectionPath}?limit=${page.limit}${status}&cursor=${cursor}>; rel="next"`);
-    last = handler.lastLink = { limit: page.limit, status: page.status, cursor, headers: Object.freeze({ link }) };
-  }
-  return { json: handler.json.many(page.pets), headers: last.headers };
+  const json = handler.json.many(page.pets);
+  if (page.nextCursor === undefined) return { json, headers: undefined };
+  const status = page.status === undefined ? "" : `&status=${page.status}`;
+  const link = `<${handler.collectionPath}?limit=${page.limit}${status}&cursor=${page.nextCursor}>; rel="next"`;
+  return { json, headers: { link } };
 }
 
 /** GET/HEAD {base}/pets/{petId}: the pet, with the route's deprecation headers. */
@@ -119,22 +112,23 @@ function createFromBytes(
   const caller = { requestId: exchange.requestId, token: exchange.token };
   if (key === undefined) {
     const pet = handler.ops.createPet(body.value, caller);
-    return isPromise(pet)
-      ? pet.then((p) => created(handler, exchange, p, false))
-      : created(handler, exchange, pet, false);
+    return isPromise(pet) ? pet.then((p) => created(handler, exchange, p)) : created(handler, exchange, pet);
   }
   const once = handler.ops.createPetOnce(body.value, key, caller);
-  return isPromise(once)
-    ? once.then((c) => created(handler, exchange, c.pet, c.replayed))
-    : created(handler, exchange, once.pet, once.replayed);
+  return isPromise(once) ? once.then((c) => createdOnce(handler, exchange, c)) : createdOnce(handler, exchange, once);
+}
+
+/** 201 with the new pet and its Location. */
+function created(handler: Handler, exchange: Exchange, pet: Pet): PetStoreResponse {
+  return exchange.json(201, handler.json.created(pet), { location: `${handler.collectionPath}/${pet.id}` });
 }
 
 /**
- * 201 with the pet and its Location (and `Idempotent-Replayed: true` for a replay). A replay's text
- * is kept (`one`): a client that retries once tends to retry again, and a kept text is flat already.
+ * The answer of an idempotent create: a new pet's, or a replay's with `Idempotent-Replayed: true`.
+ * A replay's text is kept (`one`): a client that retries once tends to retry again.
  */
-function created(handler: Handler, exchange: Exchange, pet: Pet, replayed: boolean): PetStoreResponse {
-  const location = `${handler.collectionPath}/${pet.id}`;
-  if (replayed) return exchange.json(201, handler.json.one(pet), { location, "idempotent-replayed": "true" });
-  return exchange.json(201, handler.json.created(pet), { location });
+function createdOnce(handler: Handler, exchange: Exchange, once: { pet: Pet; replayed: boolean }): PetStoreResponse {
+  if (!once.replayed) return created(handler, exchange, once.pet);
+  const location = `${handler.collectionPath}/${once.pet.id}`;
+  return exchange.json(201, handler.json.one(once.pet), { location, "idempotent-replayed": "true" });
 }

@@ -40,8 +40,6 @@ export interface Handler extends HandlerOptions {
   /** The headers of every answer of the getPet route (its deprecation). */
   deprecation: Record<string, string>;
   publicRoutes: Readonly<Record<string, () => JsonText>>;
-  /** The last `Link: rel="next"` header written, by its page's limit, status and next cursor. */
-  lastLink: { limit: number; status: string | undefined; cursor: string; headers: Record<string, string> };
   /** The last page answered, by its query string, and the storage's write count then. */
   lastPage: { query: string; writes: number; json: JsonText; headers: Record<string, string> | undefined };
 }
@@ -58,7 +56,7 @@ export class Exchange extends Responder {
   cors: Record<string, string> | undefined;
 
   constructor(readonly request: PetStoreRequest) {
-    super(false, "");
+    super({ head: false, requestId: "" }); // both known once step 1 has read the request
     this.headers = {};
     this.method = "";
     this.token = undefined;

@@ -19,7 +19,7 @@ import { lowerCaseHeaders } from "./http.ts";
 import type { JsonText } from "./json.ts";
 import { PetJson } from "./json.ts";
 import type { CoreOperations } from "./operations.ts";
-import { requestIdOf } from "./request-id.ts";
+import { newRequestId, requestIdOf } from "./request-id.ts";
 
 export type { HandlerOptions } from "./exchange.ts";
 
@@ -212,7 +212,6 @@ export function createHandler(ops: CoreOperations, options: HandlerOptions) {
       link: `<${collectionPath}>; rel="successor-version"`,
     },
     publicRoutes: options.publicRoutes ?? {},
-    lastLink: { limit: 0, status: undefined, cursor: "", headers: {} },
     lastPage: { query: "", writes: -1, json: { text: "[]", bytes: 2 }, headers: undefined },
   };
 
@@ -228,7 +227,7 @@ export function createHandler(ops: CoreOperations, options: HandlerOptions) {
       exchange.head = exchange.method === "HEAD";
       if (cors !== undefined) exchange.cors = cors.answerHeaders(exchange.headers.origin);
     } catch (error) {
-      exchange.requestId ||= requestIdOf(undefined);
+      exchange.requestId ||= newRequestId();
       return unexpected(handler, exchange, error);
     }
     const response = guardedRun(exchange);

@@ -48,15 +48,8 @@ export function parseIdempotencyKey(header: string): string | undefined {
  * callers' identical keys are two keys; the token itself is never stored.
  */
 export function scopeOf(token: string): string {
-  // The last digest is kept: a client sends one token many times, and a digest costs a microsecond.
-  if (token !== lastToken) {
-    lastScope = sha256Base64url(token);
-    lastToken = token;
-  }
-  return lastScope;
+  return sha256Base64url(token);
 }
-let lastToken: string | undefined;
-let lastScope = "";
 
 /**
  * The fingerprint of a create: SHA-256 (hex) of the NewPet with defaults applied, in canonical key
@@ -64,8 +57,7 @@ let lastScope = "";
  * are the same request.
  */
 export function fingerprintOf(pet: PetData): string {
-  // The same text as JSON.stringify({ name, categoryId, status }), without building the object.
-  return sha256Hex(`{"name":${JSON.stringify(pet.name)},"categoryId":${pet.categoryId},"status":"${pet.status}"}`);
+  return sha256Hex(JSON.stringify({ name: pet.name, categoryId: pet.categoryId, status: pet.status }));
 }
 
 /** Options of an idempotent in-process create. */

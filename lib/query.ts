@@ -4,7 +4,7 @@
  */
 import * as v from "valibot";
 import type { Refusal } from "./errors.ts";
-import { isRefusal, PetStoreError, refuse } from "./errors.ts";
+import { PetStoreError, refuse } from "./errors.ts";
 import type { PetStatus } from "./schemas.ts";
 import { DEFAULT_LIMIT, issueDetails, ListQuery, MAX_LIMIT, MIN_LIMIT, PET_STATUSES } from "./schemas.ts";
 
@@ -71,22 +71,8 @@ export interface CheckedListQuery {
   readonly cursor: string | undefined;
 }
 
-/** The last query string accepted and what it gave: a polled page sends the same one again and again. */
-let lastRaw: string | undefined;
-let lastQuery: CheckedListQuery | undefined;
-
 /** The list query from the URL, fully checked, or an invalid_query error. */
 export function listQuery(rawQuery: string): CheckedListQuery | Refusal {
-  if (rawQuery === lastRaw) return lastQuery as CheckedListQuery;
-  const query = checkQuery(rawQuery);
-  if (!isRefusal(query)) {
-    lastRaw = rawQuery;
-    lastQuery = query;
-  }
-  return query;
-}
-
-function checkQuery(rawQuery: string): CheckedListQuery | Refusal {
   const params = readQuery(rawQuery);
   if (params === undefined) {
     return refuse("invalid_query", "The query string is not valid percent-encoding.");
@@ -114,7 +100,7 @@ function checkQuery(rawQuery: string): CheckedListQuery | Refusal {
       { path: "status", message: "must be one of available, pending, sold" },
     ]);
   }
-  return Object.freeze({ status: status as PetStatus | undefined, limit, cursor: params.cursor });
+  return { status: status as PetStatus | undefined, limit, cursor: params.cursor };
 }
 
 /** The list query of the in-process `listPets`, checked, or an `invalid_query` PetStoreError. */

@@ -33,14 +33,17 @@ export function responseHeaders(
   return headers;
 }
 
-/** Builds the answers to one request. @example new Responder(false, "req-1").json(200, "[]") */
+/** Builds the answers to one request. @example new Responder({ head: false, requestId: "req-1" }).json(200, "[]") */
 export class Responder {
-  constructor(
-    /** True for HEAD: answers carry the GET body's length and no body. */
-    public head: boolean,
-    /** The `X-Request-Id` of every answer. */
-    public requestId: string,
-  ) {}
+  /** True for HEAD: answers carry the GET body's length and no body. */
+  head: boolean;
+  /** The `X-Request-Id` of every answer. */
+  requestId: string;
+
+  constructor(request: { head: boolean; requestId: string }) {
+    this.head = request.head;
+    this.requestId = request.requestId;
+  }
 
   /** A JSON answer, with `headers` beside (or instead of) the five every answer carries. */
   json(status: number, body: string | JsonText, headers?: Record<string, string>): PetStoreResponse {

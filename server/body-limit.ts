@@ -25,5 +25,5 @@ export async function bodyTooLarge(req: IncomingMessage, limit: number): Promise
 
 /** The core's 413 answer, closing the connection. */
 export function tooLargeAnswer(limit: number, head: boolean, requestId: string): PetStoreResponse {
-  return new Responder(head, requestId).error(tooLarge(limit), { connection: "close" });
+  return new Responder({ head, requestId }).error(tooLarge(limit), { connection: "close" });
 }

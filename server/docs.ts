@@ -8,8 +8,8 @@ import { readFileSync } from "node:fs";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { join } from "node:path";
 import { mustClose } from "../adapters/node-http.ts";
-import { PetStoreError, requestIdOf } from "../lib/index.ts";
-import { BASE_PATH_PATTERN, Responder } from "../lib/internal.ts";
+import { PetStoreError } from "../lib/index.ts";
+import { BASE_PATH_PATTERN, newRequestId, Responder } from "../lib/internal.ts";
 import { ASSETS, DOCS_PACKAGE, distDir, docsAvailable } from "./docs-files.ts";
 
 export interface DocsOptions {
@@ -213,9 +213,8 @@ export function createDocs(options: DocsOptions = {}): (method: string, url: str
     const entry = file(name);
     if (entry === undefined) return undefined;
     if (m !== "GET" && m !== "HEAD") {
-      const refused = new Responder(false, requestIdOf(undefined)).error(new PetStoreError("method_not_allowed"), {
-        allow: "GET, HEAD",
-      });
+      const responder = new Responder({ head: false, requestId: newRequestId() });
+      const refused = responder.error(new PetStoreError("method_not_allowed"), { allow: "GET, HEAD" });
       return { ...refused, body: Buffer.from(refused.body) };
     }
     const headers: Record<string, string> = {

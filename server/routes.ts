@@ -68,7 +68,7 @@ async function routeResponse(
   requestId: string,
 ): Promise<{ status: number; headers: Record<string, string>; body: string | Uint8Array }> {
   const head = method === "HEAD";
-  const responder = new Responder(head, requestId);
+  const responder = new Responder({ head, requestId });
   if (method !== "GET" && !head)
     return responder.error(new PetStoreError("method_not_allowed"), { allow: "GET, HEAD" });
   let content: RouteContent;

@@ -112,8 +112,14 @@ export function guardStorage(options: GuardOptions): GuardedCall {
       return withTimeout(operation, call, options, admission);
     };
   }
-  const report = (operation: StorageOperation, started: number, failed: boolean) =>
-    observe({ kind: "storage", operation, backend, durationMs: performance.now() - started, failed });
+  const report = (operation: StorageOperation, started: number, outcome: "done" | "failed") =>
+    observe({
+      kind: "storage",
+      operation,
+      backend,
+      durationMs: performance.now() - started,
+      failed: outcome === "failed",
+    });
   return function observed<T>(operation: StorageOperation, call: () => Awaitable<T>): Awaitable<T> {
     const admission = breaker === undefined ? "call" : breaker.admit();
     if (admission === "refused") throw (breaker as Breaker).refusal; // no call was made: nothing to observe
@@ -122,20 +128,20 @@ export function guardStorage(options: GuardOptions): GuardedCall {
     try {
       result = withTimeout(operation, call, options, admission);
     } catch (error) {
-      report(operation, started, true);
+      report(operation, started, "failed");
       throw error;
     }
     if (!isPromise(result)) {
-      report(operation, started, false);
+      report(operation, started, "done");
       return result;
     }
     return result.then(
       (value) => {
-        report(operation, started, false);
+        report(operation, started, "done");
         return value;
       },
       (error: unknown) => {
-        report(operation, started, true);
+        report(operation, started, "failed");
         throw error;
       },
     );

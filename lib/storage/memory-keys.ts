@@ -7,7 +7,6 @@
  */
 
 const FINGERPRINT_BYTES = 32;
-const ANY = /^/;
 
 /** The value of a lower-case hex digit's character code (as fingerprints are written); -1 for any other. */
 function hexValue(code: number): number {
@@ -36,20 +35,22 @@ export class MemoryKeys {
     return this.count;
   }
 
-  /** The number of a scope, made when `create`. */
-  private scopeNumber(scope: string, create: boolean): number | undefined {
-    let scopeIndex = this.scopes.get(scope);
-    if (scopeIndex === undefined && create) {
-      scopeIndex = this.scopeKeys.length;
-      this.scopes.set(scope, scopeIndex);
-      this.scopeKeys.push(new Map());
-    }
+  /** The number of a scope that has keys. */
+  private scopeNumber(scope: string): number | undefined {
+    return this.scopes.get(scope);
+  }
+
+  /** Gives a new scope its number. */
+  private addScope(scope: string): number {
+    const scopeIndex = this.scopeKeys.length;
+    this.scopes.set(scope, scopeIndex);
+    this.scopeKeys.push(new Map());
     return scopeIndex;
   }
 
   /** The slot of the unexpired record of `scope` + `key`, or undefined. */
   find(scope: string, key: string, now: number): number | undefined {
-    const scopeIndex = this.scopeNumber(scope, false);
+    const scopeIndex = this.scopeNumber(scope);
     const slot = scopeIndex === undefined ? undefined : this.scopeKeys[scopeIndex]?.get(key);
     if (slot === undefined || (this.expires[slot - this.base] as number) <= now) return undefined;
     return slot;
@@ -71,12 +72,8 @@ export class MemoryKeys {
   }
 
   /** Records (or replaces) the key of `scope` + `key`. */
-  add(scope: string, given: string, fingerprint: string, petId: number, expiresAt: number): void {
-    // A key built by concatenation is a rope of small strings (crypto.randomUUID's is ~500 bytes);
-    // matching a regular expression makes V8 flatten it in place, so the record keeps ~60 bytes.
-    const key = given;
-    ANY.test(key);
-    const scopeIndex = this.scopeNumber(scope, true) as number;
+  add(scope: string, key: string, fingerprint: string, petId: number, expiresAt: number): void {
+    const scopeIndex = this.scopeNumber(scope) ?? this.addScope(scope);
     const keys = this.scopeKeys[scopeIndex] as Map<string, number>;
     let i = this.next - this.base;
     if (i === this.petIds.length) {
