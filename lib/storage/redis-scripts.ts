@@ -34,6 +34,19 @@ const readSequence = (sequence: string) => `local last = tonumber(redis.call('GE
 if not last or last ~= math.floor(last) then return {'invalid', 'sequence'} end`;
 
 /**
+ * Lua that writes a pet: its value (Keyv's key and format) before both index entries, so that a
+ * pet read through an index always has its value.
+ */
+const writePet = (value: string, all: string, byStatus: string, id: string, text: string) =>
+  `redis.call('SET', ${value}, ${text})
+redis.call('ZADD', ${all}, ${id}, ${id})
+redis.call('ZADD', ${byStatus}, ${id}, ${id})`;
+
+/** Lua that writes a key's record, "<fingerprint> <pet id> <expires at>", expiring with it. */
+const writeRecord = (record: string, fingerprint: string, id: string, expiresAt: string, ttlMs: string) =>
+  `redis.call('SET', ${record}, ${fingerprint} .. ' ' .. ${id} .. ' ' .. ${expiresAt}, 'PX', ${ttlMs})`;
+
+/**
  * The first step of an idempotent create: the key's record decides (a replay of its pet, or
  * `reused` for another fingerprint), or the next id is taken. KEYS: the record, the sequence.
  * ARGV: fingerprint, now, the largest id. A record is "<fingerprint> <pet id> <expires at>"; one
@@ -58,10 +71,8 @@ export const WRITE = hashScript(`
 if KEYS[4] then
 ${decideByRecord("KEYS[4]", "ARGV[3]", "ARGV[4]")}
 end
-redis.call('SET', KEYS[1], ARGV[2])
-redis.call('ZADD', KEYS[2], ARGV[1], ARGV[1])
-redis.call('ZADD', KEYS[3], ARGV[1], ARGV[1])
-if KEYS[4] then redis.call('SET', KEYS[4], ARGV[3] .. ' ' .. ARGV[1] .. ' ' .. ARGV[5], 'PX', ARGV[6]) end
+${writePet("KEYS[1]", "KEYS[2]", "KEYS[3]", "ARGV[1]", "ARGV[2]")}
+if KEYS[4] then ${writeRecord("KEYS[4]", "ARGV[3]", "ARGV[1]", "ARGV[5]", "ARGV[6]")} end
 return {'created'}
 `);
 
@@ -96,9 +107,7 @@ export const WRITE_AT = hashScript(`
 ${readSequence("KEYS[1]")}
 if last + 1 ~= tonumber(ARGV[1]) then return {'moved'} end
 redis.call('SET', KEYS[1], ARGV[1])
-redis.call('SET', KEYS[2], ARGV[2])
-redis.call('ZADD', KEYS[3], ARGV[1], ARGV[1])
-redis.call('ZADD', KEYS[4], ARGV[1], ARGV[1])
+${writePet("KEYS[2]", "KEYS[3]", "KEYS[4]", "ARGV[1]", "ARGV[2]")}
 return {'created'}
 `);
 
@@ -115,9 +124,7 @@ ${decideByRecord("KEYS[1]", "ARGV[1]", "ARGV[2]")}
 ${readSequence("KEYS[2]")}
 if last + 1 ~= tonumber(ARGV[3]) then return {'moved'} end
 redis.call('SET', KEYS[2], ARGV[3])
-redis.call('SET', KEYS[3], ARGV[4])
-redis.call('ZADD', KEYS[4], ARGV[3], ARGV[3])
-redis.call('ZADD', KEYS[5], ARGV[3], ARGV[3])
-redis.call('SET', KEYS[1], ARGV[1] .. ' ' .. ARGV[3] .. ' ' .. ARGV[5], 'PX', ARGV[6])
+${writePet("KEYS[3]", "KEYS[4]", "KEYS[5]", "ARGV[3]", "ARGV[4]")}
+${writeRecord("KEYS[1]", "ARGV[1]", "ARGV[3]", "ARGV[5]", "ARGV[6]")}
 return {'created'}
 `);
