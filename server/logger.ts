@@ -13,6 +13,8 @@ export type Logger = pino.Logger;
 
 /** The buffered destinations this module opened, to finish them at shutdown. */
 const destinations = new WeakMap<Logger, LineWriter>();
+/** The stream of each logger made here, which request lines are written to (see `requestLogger`). */
+const streams = new WeakMap<Logger, pino.DestinationStream>();
 
 /**
  * A logger writing to `destination` (default: an asynchronous destination on stdout).
@@ -20,11 +22,12 @@ const destinations = new WeakMap<Logger, LineWriter>();
  */
 export function createLogger(level: LogLevel, destination?: pino.DestinationStream): Logger {
   const options = { level, base: { pid: process.pid }, timestamp: pino.stdTimeFunctions.epochTime };
-  if (destination) return pino(options, destination);
   // The workers of a cluster share stdout: their lines must never interleave.
-  const dest = new LineWriter(1, cluster.isWorker);
-  const logger = pino(options, dest);
-  destinations.set(logger, dest);
+  const own = destination === undefined ? new LineWriter(1, cluster.isWorker) : undefined;
+  const stream = destination ?? (own as LineWriter);
+  const logger = pino(options, stream);
+  streams.set(logger, stream);
+  if (own !== undefined) destinations.set(logger, own);
   return logger;
 }
 
@@ -44,15 +47,14 @@ export type RequestLogger = (
 ) => void;
 
 /**
- * The writer of request lines, in pino's own format, onto the logger's stream. Written by hand
- * because it is the one line every request pays for: pino's generic serialiser costs about 20
- * times as much. Same stream, so order is kept. Strings are escaped only when they need it, and
- * the level is checked again only when it changes (pino's "level-change" event).
+ * The writer of request lines, in pino's own format, onto the stream the logger was made with
+ * (`createLogger`). Written by hand because it is the one line every request pays for (its cost
+ * against pino's own serialiser: bench/README.md). Same stream, so order is kept; the level is
+ * checked again only when it changes (pino's "level-change" event). A logger made elsewhere
+ * gets its lines through `logger.info`.
  */
 export function requestLogger(logger: Logger): RequestLogger {
-  const stream = (logger as unknown as Record<symbol, { write(line: string): unknown } | undefined>)[
-    pino.symbols.streamSym
-  ];
+  const stream = streams.get(logger);
   const afterTime = `,"pid":${process.pid},"method":"`;
   // The line's start changes once a millisecond: made then, not per line (a time is a double, whose
   // text costs a dtoa each time).
