@@ -1,7 +1,7 @@
 /**
  * SHA-256 (and SHA-1, for the storages' statement and script names) of a string: Node's
- * `crypto.hash` where the runtime has it (Node, Bun, Deno: under a microsecond per small input),
- * else @noble/hashes (a browser: about ten times slower, and no `node:` import on that path).
+ * `crypto.hash` where the runtime has it (Node, Bun, Deno), else @noble/hashes (a browser: no
+ * `node:` import on that path).
  * Fingerprints are computed per keyed create, so the native path is kept wherever there is one.
  */
 import { sha1 } from "@noble/hashes/legacy.js";

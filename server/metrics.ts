@@ -7,8 +7,8 @@
  */
 import { createServer, type Server } from "node:http";
 import { answerClientError, mustClose } from "../adapters/node-http.ts";
+import { requestIdOf } from "../lib/adapter.ts";
 import type { Observer } from "../lib/index.ts";
-import { requestIdOf } from "../lib/index.ts";
 import { bodyTooLarge, tooLargeAnswer } from "./body-limit.ts";
 import { ConfigError } from "./config.ts";
 import { listen, listenProblem } from "./listen.ts";
@@ -49,8 +49,8 @@ interface Series {
 
 /**
  * A histogram counted in plain arrays, registered in a prom-client registry as a metric:
- * prom-client's own `observe` hashes the label object each time (about 2 µs, two per request),
- * where a series looked up by a short key costs a tenth of that. prom-client still formats it,
+ * prom-client's own `observe` hashes the label object each time, two per request, where a series
+ * is found here by its label values (bench/README.md, O1). prom-client still formats it,
  * and its cluster aggregator sums it across workers.
  */
 class Histogram {
@@ -154,7 +154,7 @@ export function createMetrics(prom: PromClient): Metrics {
   });
 
   // Called for every request and storage call: no closure, and series found through maps keyed by
-  // the values themselves (a key string built a call would be hashed a call: it cost a microsecond).
+  // the values themselves (a key string built per call would be hashed per call).
   const byRoute = new Map<string | undefined, Map<number, Map<string, Series>>>();
   const byOperation = new Map<string, Map<string, Series>>();
   const observe: Observer = (o) => {

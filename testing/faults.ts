@@ -117,8 +117,7 @@ export class Faults {
 
 /**
  * The storage the store is given: the real one, with failures injected on demand. It is never
- * `inProcess` (the core then checks every value and caches nothing by id, so `reset()` can start
- * ids again at 1 under a running store).
+ * `inProcess`: the core then checks every value and times every call, as it does over a backend.
  */
 export function faultyStorage(real: PetStorage, faults: Faults): PetStorage {
   function call<T>(operation: TestOperation, run: () => Awaitable<T>): Awaitable<T> {

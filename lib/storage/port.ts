@@ -39,8 +39,8 @@ export interface PetStorage {
   readonly kind: string;
   /**
    * True for storage inside this process that cannot hang and whose pets never change once
-   * created (memory): calls then run without a time-out timer, its pages are trusted without a
-   * check of every pet, and the core caches each pet's JSON text by id.
+   * created (memory): calls then run without a time-out timer or a breaker, readiness needs no
+   * read, and its pages are trusted without a check of every pet.
    */
   readonly inProcess?: boolean;
   /**
@@ -84,10 +84,9 @@ export interface PetStorage {
    * Removes everything this store wrote, and only that: its pets, its index, its id sequence
    * (ids start again at 1) and any other record under its own namespace or tables, never the
    * data of another store sharing the backend. For tests (the test kit's `reset()`): calls made
-   * while it runs may see part of the old data. Optional for storages written elsewhere.
-   *
-   * A store over `inProcess` storage caches each pet's JSON text by id: clear such a storage
-   * through the test kit (which does not let the store cache) or make a new store after it.
+   * while it runs may see part of the old data. Optional for storages written elsewhere. A store
+   * keeps nothing that a clear would make wrong: a pet's text is reused only for a pet with the
+   * very same fields.
    */
   clear?(): Promise<void>;
 }

@@ -50,8 +50,8 @@ async function compileReads(db: Database, table: string, prepared: Prepared[]): 
   const petOrValue = `CASE WHEN i.pet IS NOT NULL THEN i.pet ELSE json_array(i.id, (SELECT v.value FROM ${table}_values v WHERE v.key = 'pets:' || i.id)) END AS pet`;
   const range = (where: string) => `SELECT ${petOrValue} FROM ${table}_index i WHERE ${where} ORDER BY i.id LIMIT ?`;
   const compilePage = (where: string) => compile(range(where));
-  // The same page as one row, its texts joined by line feeds (see pageTexts): the driver spends
-  // several thousand instructions on each row it hands over, as much as the query on three rows.
+  // The same page as one row, its texts joined by line feeds (see pageTexts): the driver's cost
+  // is per row it hands over (bench/README.md, B5).
   const compilePageText = (where: string) =>
     compile(`SELECT count(*) AS n, group_concat(pet, char(10)) AS pets FROM (${range(where)})`);
   return {
