@@ -5,6 +5,7 @@
  * signal arrive (see countStops). A start that cannot work is one line on stderr and exit code 2.
  */
 import { realpathSync } from "node:fs";
+import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
 import { type ClusterOptions, inWorker, startCluster } from "./cluster.ts";
 import type { LoadedConfig } from "./config.ts";
@@ -14,6 +15,19 @@ import type { Logger } from "./logger.ts";
 import { createLogger, flushLogs } from "./logger.ts";
 import { createMetrics, loadPromClient, type MetricsServer, serveMetrics } from "./metrics.ts";
 import { startServer, storageKind } from "./start.ts";
+
+/** The package's version, from its own package.json (the package imports itself by name). */
+function packageVersion(): string {
+  return (createRequire(import.meta.url)("petstore-lib/package.json") as { version: string }).version;
+}
+
+/**
+ * A request to paste into a terminal: with the generated key; a key from PETSTORE_API_KEYS is never printed.
+ * @example tryIt("http://127.0.0.1:8080/v1", "k3y") // 'Try it: curl -H "Authorization: Bearer k3y" http://127.0.0.1:8080/v1/pets'
+ */
+function tryIt(url: string, generatedKey: string | undefined): string {
+  return `Try it: curl -H "Authorization: Bearer ${generatedKey ?? "<a key of PETSTORE_API_KEYS>"}" ${url}/pets`;
+}
 
 /** The one line and the exit code of a start that failed: 2 for a configuration that cannot work, else 1. */
 function failure(error: unknown): { line: string; code: number } {
@@ -169,6 +183,10 @@ export async function main(argv: readonly string[] = process.argv.slice(2), env 
     process.stdout.write(`${USAGE}\n`);
     return;
   }
+  if (loaded.version) {
+    process.stdout.write(`${packageVersion()}\n`);
+    return;
+  }
   const { config } = loaded;
   const worker = inWorker.active;
   const logger = createLogger(config.logLevel);
@@ -228,7 +246,8 @@ export async function main(argv: readonly string[] = process.argv.slice(2), env 
   const workers = started.workers > 1 ? `; ${started.workers} workers` : "";
   const metrics = started.metricsUrl === undefined ? "" : `; metrics: ${started.metricsUrl}`;
   process.stdout.write(
-    `Pet Store API listening on ${started.url} (storage: ${storageKind(config.storage)}${workers}${metrics}; GET /healthz, /readyz)\n`,
+    `Pet Store API listening on ${started.url} (storage: ${storageKind(config.storage)}${workers}${metrics}; GET /healthz, /readyz)\n` +
+      `${tryIt(started.url, loaded.generatedKey ? config.apiKeys[0] : undefined)}\n`,
   );
   // The docs page's optional package: say at once why /docs would answer 503.
   if (!docsAvailable()) {

@@ -7,6 +7,7 @@ import { randomBytes } from "node:crypto";
 import { availableParallelism } from "node:os";
 import { parseArgs } from "node:util";
 import { BASE_PATH_PATTERN } from "../lib/internal.ts";
+import { strayArgument } from "./stray-argument.ts";
 
 /** A configuration the server cannot start with. The message is one line for an operator. */
 export class ConfigError extends Error {
@@ -48,11 +49,36 @@ export interface ServerConfig {
   corsOrigins?: string[] | "*";
 }
 
-/** What `loadConfig` read: the config, whether the key was generated, and whether help was asked. */
+/** What a setting is when neither its variable nor its flag is given (and what `startServer` fills in). */
+const DEFAULTS = { port: 8080, host: "127.0.0.1", storage: "memory", basePath: "/v1", logLevel: "info" } as const;
+
+/**
+ * The config `startServer` runs with: the defaults for the fields left out (a JavaScript caller's
+ * partial config), `apiKeys` required, as there is no key to default to.
+ *
+ * @example completeConfig({ apiKeys: ["k"], port: 0 }) // { port: 0, host: "127.0.0.1", storage: "memory", … }
+ */
+export function completeConfig(config: Partial<ServerConfig>): ServerConfig {
+  if (config === null || typeof config !== "object") {
+    throw new ConfigError('startServer: config must be an object, at least { apiKeys: ["a-key"] }');
+  }
+  const { apiKeys } = config;
+  if (!Array.isArray(apiKeys) || apiKeys.length === 0) {
+    throw new ConfigError(
+      'startServer: config.apiKeys is required: a list of API keys, e.g. { apiKeys: ["a-key"] } (loadConfig(process.env) reads PETSTORE_API_KEYS)',
+    );
+  }
+  const given = Object.fromEntries(Object.entries(config).filter(([, value]) => value !== undefined));
+  return { ...DEFAULTS, ...given, apiKeys };
+}
+
+/** What `loadConfig` read: the config, whether the key was generated, and whether help or the version was asked. */
 export interface LoadedConfig {
   config: ServerConfig;
   generatedKey: boolean;
   help: boolean;
+  /** `--version` or `-v`: print the package's version and exit. */
+  version: boolean;
 }
 
 export const USAGE = `Usage: petstore [--port N] [--host ADDR] [--storage SPEC] [--base-path /v1] [--log-level info]
@@ -69,7 +95,8 @@ Every flag mirrors an environment variable (the flag wins):
   --metrics-port PETSTORE_METRICS_PORT  Prometheus metrics at http://HOST:PORT/metrics (default off)
   --cors-origins PETSTORE_CORS_ORIGINS  origins whose pages may call the API: comma-separated, or * (default off)
 API keys are read only from PETSTORE_API_KEYS (comma-separated); without it a random key is
-generated and printed once at start-up.`;
+generated and printed at start-up. Through npm, flags go after --: npm start -- --port 8081.
+  --help (-h) prints this; --version (-v) prints the version.`;
 
 /** A setting as the user gave it: its text, and the flag or variable it came from (named in errors). */
 interface Setting {
@@ -162,30 +189,35 @@ function readKeys(raw: string | undefined): { keys: string[]; generated: boolean
   return { keys, generated: false };
 }
 
-function readFlags(argv: readonly string[]) {
+/** The command's flags: each but --help and --version takes a value. */
+const OPTIONS = {
+  port: { type: "string" },
+  host: { type: "string" },
+  storage: { type: "string" },
+  "base-path": { type: "string" },
+  "log-level": { type: "string" },
+  "idempotency-ttl": { type: "string" },
+  workers: { type: "string" },
+  "metrics-port": { type: "string" },
+  "cors-origins": { type: "string" },
+  help: { type: "boolean", short: "h" },
+  version: { type: "boolean", short: "v" },
+} as const;
+
+function readFlags(argv: readonly string[], env: NodeJS.ProcessEnv) {
+  let parsed: { values: Record<string, string | boolean | undefined>; positionals: string[] };
   try {
-    return parseArgs({
-      args: [...argv],
-      strict: true,
-      allowPositionals: false,
-      options: {
-        port: { type: "string" },
-        host: { type: "string" },
-        storage: { type: "string" },
-        "base-path": { type: "string" },
-        "log-level": { type: "string" },
-        "idempotency-ttl": { type: "string" },
-        workers: { type: "string" },
-        "metrics-port": { type: "string" },
-        "cors-origins": { type: "string" },
-        help: { type: "boolean", short: "h" },
-      },
-    }).values;
+    parsed = parseArgs({ args: [...argv], strict: true, allowPositionals: true, options: OPTIONS });
   } catch (error) {
     const message = (error as Error).message.split("\n")[0] ?? "invalid arguments";
     const keys = /api[-_]?keys?/i.test(message) ? " (keys are read only from PETSTORE_API_KEYS)" : "";
     throw new ConfigError(`${message}${keys}; see --help`);
   }
+  // A stray value is most often a flag's whose name npm kept for itself (npm start --port 4645).
+  if (parsed.positionals.length > 0) {
+    throw new ConfigError(`${strayArgument(parsed.positionals, Object.keys(OPTIONS), env)}; see --help`);
+  }
+  return parsed.values;
 }
 
 /**
@@ -194,16 +226,16 @@ function readFlags(argv: readonly string[]) {
  * @example const { config, generatedKey } = loadConfig(process.env, process.argv.slice(2));
  */
 export function loadConfig(env: NodeJS.ProcessEnv, argv: readonly string[] = []): LoadedConfig {
-  const flags = readFlags(argv);
+  const flags = readFlags(argv, env);
   // The flag wins; an empty variable counts as unset (`PORT= npm start`); an empty flag is a mistake.
   const pick = (flag: string, variable: string, fallback: string): Setting => {
     const given = flags[flag as keyof typeof flags];
     if (typeof given === "string") return { raw: given, name: `--${flag}` };
     return { raw: env[variable] || fallback, name: variable };
   };
-  const host = pick("host", "HOST", "127.0.0.1");
+  const host = pick("host", "HOST", DEFAULTS.host);
   if (host.raw.trim() === "") throw new ConfigError(`${host.name} must not be empty`);
-  const storage = pick("storage", "PETSTORE_STORAGE", "memory");
+  const storage = pick("storage", "PETSTORE_STORAGE", DEFAULTS.storage);
   if (storage.raw.trim() === "") throw new ConfigError(`${storage.name} must not be empty`);
   const { keys, generated } = readKeys(env.PETSTORE_API_KEYS);
   const workersSetting = pick("workers", "PETSTORE_WORKERS", "1");
@@ -215,17 +247,19 @@ export function loadConfig(env: NodeJS.ProcessEnv, argv: readonly string[] = [])
   );
   const corsOrigins = parseCorsOrigins(pick("cors-origins", "PETSTORE_CORS_ORIGINS", ""));
   if (workers > 1 && storage.raw.trim() === "memory") {
+    // "auto" is named as given, with what it came to on this machine.
+    const asked = workersSetting.raw.trim().toLowerCase() === "auto" ? `auto (${workers})` : String(workers);
     throw new ConfigError(
-      `${workersSetting.name}=${workers} needs a shared storage (sqlite:<path>, redis://…, postgres://…): memory storage lives in one process`,
+      `${workersSetting.name}=${asked} needs a shared storage (sqlite:<path>, redis://…, postgres://…): memory storage lives in one process`,
     );
   }
   return {
     config: {
-      port: parsePort(pick("port", "PORT", "8080")),
+      port: parsePort(pick("port", "PORT", String(DEFAULTS.port))),
       host: host.raw.trim(),
       storage: storage.raw.trim(),
-      basePath: parseBasePath(pick("base-path", "PETSTORE_BASE_PATH", "/v1")),
-      logLevel: parseLevel(pick("log-level", "LOG_LEVEL", "info")),
+      basePath: parseBasePath(pick("base-path", "PETSTORE_BASE_PATH", DEFAULTS.basePath)),
+      logLevel: parseLevel(pick("log-level", "LOG_LEVEL", DEFAULTS.logLevel)),
       apiKeys: keys,
       idempotencyTtlSeconds: parseTtl(pick("idempotency-ttl", "PETSTORE_IDEMPOTENCY_TTL", "86400")),
       // Set only when asked for: the defaults (one process, no metrics) need no field.
@@ -235,5 +269,6 @@ export function loadConfig(env: NodeJS.ProcessEnv, argv: readonly string[] = [])
     },
     generatedKey: generated,
     help: flags.help === true,
+    version: flags.version === true,
   };
 }

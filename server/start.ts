@@ -9,7 +9,7 @@ import { answerClientError, createNodeHandler } from "../adapters/node-http.ts";
 import type { Observer, PetStore, PetStoreRules } from "../lib/index.ts";
 import { createPetStore, isUnderBasePath, openStorage } from "../lib/index.ts";
 import type { ServerConfig } from "./config.ts";
-import { ConfigError } from "./config.ts";
+import { ConfigError, completeConfig } from "./config.ts";
 import { listen, listenProblem } from "./listen.ts";
 import { logError } from "./log-error.ts";
 import type { Logger } from "./logger.ts";
@@ -80,14 +80,16 @@ async function openStore(config: ServerConfig, options: StartOptions, logger: Lo
 }
 
 /**
- * Opens the storage, checks it answers, and listens. Rejects with a one-line error (ConfigError or
- * StorageConfigError) when the configuration cannot work.
+ * Opens the storage, checks it answers, and listens. A field left out of `config` takes its
+ * default (as `loadConfig` gives it); `apiKeys` is required. Rejects with a one-line error
+ * (ConfigError or StorageConfigError) when the configuration cannot work.
  *
  * @example const server = await startServer({ ...loadConfig(process.env).config, port: 0 }); await server.close();
  */
 export async function startServer(config: ServerConfig, options: StartOptions = {}): Promise<RunningServer> {
-  const logger = options.logger ?? createLogger(config.logLevel);
-  const store = await openStore(config, options, logger);
+  const settings = completeConfig(config);
+  const logger = options.logger ?? createLogger(settings.logLevel);
+  const store = await openStore(settings, options, logger);
   const log = requestLogger(logger);
   let draining = false;
   let inFlight = 0;
@@ -110,11 +112,11 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
   // Under a base path none of the server's routes can lie in, the API is asked first.
   const basePath = store.basePath;
   const apiFirst = !routesMayLieUnder(basePath);
-  const headersTimeout = config.headersTimeoutMs ?? 10_000;
+  const headersTimeout = settings.headersTimeoutMs ?? 10_000;
   const server = createServer(
     {
       headersTimeout,
-      requestTimeout: Math.max(config.requestTimeoutMs ?? 30_000, headersTimeout),
+      requestTimeout: Math.max(settings.requestTimeoutMs ?? 30_000, headersTimeout),
       connectionsCheckingInterval: Math.min(1000, headersTimeout),
     },
     (req, res) => {
@@ -125,17 +127,17 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
       else api(req, res);
     },
   );
-  server.keepAliveTimeout = config.keepAliveTimeoutMs ?? 5000;
+  server.keepAliveTimeout = settings.keepAliveTimeoutMs ?? 5000;
   server.on("clientError", answerClientError); // what the parser refuses gets the Error body too
 
   let origin: string;
   let port: number;
   try {
-    ({ origin, port } = await listen(server, config.port, config.host));
+    ({ origin, port } = await listen(server, settings.port, settings.host));
   } catch (error) {
     await store.close();
     throw new ConfigError(
-      listenProblem(error, config.host, config.port, { port: "PORT or --port", host: "HOST or --host" }),
+      listenProblem(error, settings.host, settings.port, { port: "PORT or --port", host: "HOST or --host" }),
     );
   }
 
@@ -148,7 +150,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
       const grace = setTimeout(() => {
         logger.warn({ inFlight }, "grace period over: closing the remaining connections");
         server.closeAllConnections();
-      }, config.shutdownGraceMs ?? 10_000);
+      }, settings.shutdownGraceMs ?? 10_000);
       await stopped;
       clearTimeout(grace);
       await store.close();

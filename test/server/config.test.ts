@@ -4,11 +4,13 @@
  * stderr, never a stack trace and never a printed key.
  */
 import { spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
 import net from "node:net";
+import { availableParallelism } from "node:os";
 import { fileURLToPath } from "node:url";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { ConfigError, loadConfig } from "../../server/config.ts";
+import { ConfigError, loadConfig, USAGE } from "../../server/config.ts";
 import type { Child } from "../support/server-child.ts";
 import { spawnServer } from "../support/server-child.ts";
 
@@ -99,6 +101,55 @@ test("config: bad values throw ConfigError naming the setting, never echoing a k
   }
 });
 
+test("config: --workers auto on memory is reported as given, with what it came to: --workers=auto (N)", () => {
+  const cpus = availableParallelism();
+  for (const [env, argv, name] of [
+    [{}, ["--workers", "auto"], "--workers"],
+    [{ PETSTORE_WORKERS: "AUTO" }, [], "PETSTORE_WORKERS"],
+  ] as const) {
+    const load = () => loadConfig({ PETSTORE_API_KEYS: "k1", ...env }, argv);
+    if (cpus === 1) assert.is(load().config.workers, undefined, "one CPU: one process, nothing to refuse");
+    else assert.throws(load, new RegExp(`^${name}=auto \\(${cpus}\\) needs a shared storage`));
+  }
+});
+
+test("config: a stray argument from `npm start --port 4645` (npm kept --port) says to write `npm start -- --port 4645`", () => {
+  const message = (env: Record<string, string>, argv: string[]) => {
+    try {
+      loadConfig({ PETSTORE_API_KEYS: "k1", ...env }, argv);
+    } catch (error) {
+      assert.instance(error, ConfigError);
+      return (error as Error).message;
+    }
+    throw new Error(`${argv.join(" ")} was accepted`);
+  };
+  // What npm hands the command: the value alone, the flag's name in npm_config_<name>.
+  const npmStart = { npm_lifecycle_event: "start", npm_config_port: "true" };
+  assert.is(
+    message(npmStart, ["4645"]),
+    "unexpected argument '4645': did you mean `npm start -- --port 4645`? (npm keeps flags before -- for itself); see --help",
+  );
+  assert.match(
+    message({ npm_lifecycle_event: "serve", npm_config_base_path: "true" }, ["/shop/v1"]),
+    /did you mean `npm run serve -- --base-path \/shop\/v1`\?/,
+  );
+  assert.match(message({ npm_lifecycle_event: "start" }, ["4645"]), /did you mean `npm start -- --port 8081`\?/);
+  assert.match(message({}, ["4645"]), /^unexpected argument '4645': flags are written --name value/);
+  assert.match(
+    message({ npm_lifecycle_event: "npx" }, ["4645"]),
+    /flags are written --name value/,
+    "npx passes flags on",
+  );
+});
+
+test("config: --version and -v ask for the version; --help and -h for the usage, which names both", () => {
+  const load = (argv: string[]) => loadConfig({ PETSTORE_API_KEYS: "k1" }, argv);
+  assert.equal([load(["--version"]).version, load(["-v"]).version, load([]).version], [true, true, false]);
+  assert.equal([load(["--help"]).help, load(["-h"]).help], [true, true]);
+  assert.match(USAGE, /--version \(-v\) prints the version/);
+  assert.match(USAGE, /npm start -- --port 8081/);
+});
+
 /** Runs the server with a bad configuration: it must exit 2 with one line on stderr. */
 async function expectExit2(env: Record<string, string>, args: string[], mentions: RegExp): Promise<void> {
   const child = spawnServer({ PETSTORE_API_KEYS: "a-key-never-printed", ...env }, args);
@@ -169,6 +220,7 @@ test("config: an error names the flag when the value came from one, else the var
     [{}, ["--storage", ""], /^--storage must not be empty/],
     [{}, ["--workers", "2"], /^--workers=2 needs a shared storage/],
     [{ PETSTORE_WORKERS: "2" }, [], /^PETSTORE_WORKERS=2 needs a shared storage/],
+    [{ PETSTORE_WORKERS: "3" }, ["--workers", "4"], /^--workers=4 needs a shared storage/],
   ];
   for (const [env, argv, message] of cases) {
     assert.throws(
@@ -196,9 +248,10 @@ test("server: a port already in use exits 2 with one line that says so and how t
   }
 });
 
-test("bin/petstore.js: --help prints the usage and exits 0 (from a checkout, through tsx)", async () => {
+/** Runs bin/petstore.js from the checkout with `args`: its exit code and stdout. */
+async function runBin(args: string[]): Promise<{ code: unknown; out: string }> {
   const root = fileURLToPath(new URL("../..", import.meta.url));
-  const child = spawn(process.execPath, ["bin/petstore.js", "--help"], {
+  const child = spawn(process.execPath, ["bin/petstore.js", ...args], {
     cwd: root,
     stdio: ["ignore", "pipe", "pipe"],
   });
@@ -209,6 +262,16 @@ test("bin/petstore.js: --help prints the usage and exits 0 (from a checkout, thr
   const timer = setTimeout(() => child.kill("SIGKILL"), 20_000);
   const code = await new Promise((resolve) => child.once("exit", resolve));
   clearTimeout(timer);
+  return { code, out };
+}
+
+test("bin/petstore.js: --version (and -v) prints the package's version and exits 0", async () => {
+  const { version } = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8"));
+  for (const flag of ["--version", "-v"]) assert.equal(await runBin([flag]), { code: 0, out: `${version}\n` }, flag);
+});
+
+test("bin/petstore.js: --help prints the usage and exits 0 (from a checkout, through tsx)", async () => {
+  const { code, out } = await runBin(["--help"]);
   assert.is(code, 0);
   assert.match(out, /Usage: petstore/);
   assert.match(out, /PETSTORE_API_KEYS/);

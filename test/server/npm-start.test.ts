@@ -50,4 +50,19 @@ test("npm start: an unparsable PORT exits 2 with one line from the server", asyn
   }
 });
 
+test("npm start --port 4645 (without --): exits 2 with one line that shows `npm start -- --port 4645`", async () => {
+  const npm = startProgram(["start", "--port", "4645"], { PETSTORE_API_KEYS: "npm-start-key" }, { command: "npm" });
+  try {
+    assert.is(await npm.exited(120_000), 2);
+    const ours = npm
+      .stderr()
+      .split("\n")
+      .filter((l) => l.startsWith("petstore:"));
+    assert.is(ours.length, 1, npm.stderr());
+    assert.match(ours[0] as string, /unexpected argument '4645': did you mean `npm start -- --port 4645`\?/);
+  } finally {
+    await npm.kill();
+  }
+});
+
 test.run();

@@ -5,6 +5,7 @@
 import { connect } from "node:net";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
+import { ConfigError, startServer } from "../../server/index.ts";
 import type { Child } from "../support/server-child.ts";
 import { jsonLines, spawnServer, startedUrl } from "../support/server-child.ts";
 
@@ -58,7 +59,7 @@ test("server: PETSTORE_IDEMPOTENCY_TTL is the retention the store keeps and its 
   assert.is(await stop(child), 0);
 });
 
-test("server: without PETSTORE_API_KEYS a random key is generated, printed once with how to set one, and works", async () => {
+test("server: without PETSTORE_API_KEYS a random key is generated, printed at start-up with how to set one, and works", async () => {
   const child = start({});
   const url = await startedUrl(child);
   const line = await child.line(/generated API key/);
@@ -69,12 +70,48 @@ test("server: without PETSTORE_API_KEYS a random key is generated, printed once 
   assert.is(res.status, 200);
   assert.is((await fetch(`${url.href}/pets`, { headers: { authorization: "Bearer guess" } })).status, 401);
   assert.is(await stop(child), 0);
-  assert.is(child.stdout().split(key).length - 1, 1, "the key appears exactly once");
+  assert.is(child.stdout().split(key).length - 1, 2, "the key appears twice: its line and the ready curl");
   assert.not.ok(child.stderr().includes(key));
   // Another start gets another key.
   const again = start({});
   const otherKey = /run: (\S+)/.exec(await again.line(/generated API key/))?.[1];
   assert.is.not(otherKey, key);
+});
+
+test("server: after the listening line, a curl to paste: with the generated key; a key from PETSTORE_API_KEYS never printed", async () => {
+  const generated = start({});
+  const url = await startedUrl(generated);
+  const key = /generated API key for this run: (\S+)/.exec(await generated.line(/generated API key/))?.[1] ?? "";
+  await generated.line(/^Try it: /);
+  const lines = generated.stdout().split("\n");
+  const listening = lines.findIndex((line) => line.includes("listening on"));
+  assert.is(lines[listening + 1], `Try it: curl -H "Authorization: Bearer ${key}" ${url.href}/pets`);
+  const res = await fetch(`${url.href}/pets`, { headers: { authorization: `Bearer ${key}` } });
+  assert.is(res.status, 200, "the curl's request is answered");
+  const given = start({ PETSTORE_API_KEYS: KEY });
+  const givenUrl = await startedUrl(given);
+  const tryLine = await given.line(/^Try it: /);
+  assert.is(tryLine, `Try it: curl -H "Authorization: Bearer <a key of PETSTORE_API_KEYS>" ${givenUrl.href}/pets`);
+  assert.is(await stop(given), 0);
+  assert.not.ok(given.stdout().includes(KEY));
+});
+
+test("startServer: a partial config (from JavaScript) takes the defaults: 127.0.0.1, memory, /v1, log level info", async () => {
+  const server = await startServer({ apiKeys: [KEY], port: 0 } as never);
+  try {
+    assert.match(server.url, /^http:\/\/127\.0\.0\.1:\d+\/v1$/);
+    assert.equal((await server.store.listPets()).pets, []);
+  } finally {
+    await server.close();
+  }
+});
+
+test("startServer: a config without apiKeys is refused with a ConfigError that names apiKeys", async () => {
+  for (const config of [{ port: 0 }, { apiKeys: [], port: 0 }, undefined]) {
+    const error = await startServer(config as never).catch((e: unknown) => e);
+    assert.instance(error, ConfigError, String(error));
+    assert.match((error as Error).message, /apiKeys|config must be an object/, JSON.stringify(config));
+  }
 });
 
 test("server: /healthz and /readyz answer 200 JSON without a key, outside the base path", async () => {
