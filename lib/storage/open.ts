@@ -11,6 +11,7 @@ import type { PetStorage } from "./port.ts";
 import { postgresStorage } from "./postgres.ts";
 import { redisStorage } from "./redis.ts";
 import { sqliteStorage } from "./sqlite.ts";
+import { checkUrlParams } from "./url-params.ts";
 
 export { StorageConfigError } from "./config-error.ts";
 
@@ -24,6 +25,17 @@ export interface OpenStorageOptions {
 const USAGE =
   "use memory, sqlite:<path>, redis://host:6379, rediss://host:6380, redis+cluster://host:6379,host:6380, " +
   "postgres://user@host:5432/db or postgresql://…";
+
+/** The SQL backends' rule for a table prefix, checked here to name the setting the user wrote: `namespace`. */
+const SQL_NAMESPACE = /^[a-z][a-z0-9_]{0,39}$/;
+
+function checkSqlNamespace(namespace: string | undefined): void {
+  if (namespace !== undefined && !SQL_NAMESPACE.test(namespace)) {
+    throw new StorageConfigError(
+      `storage namespace must be 1 to 40 lower-case letters, digits or "_", starting with a letter, as it prefixes SQL table names (got ${JSON.stringify(namespace)})`,
+    );
+  }
+}
 
 /** Takes `<name>=<value>` out of a URL's query; the rest of the URL is left as it was written. */
 function splitParam(spec: string, name: string): { rest: string; value: string | undefined } {
@@ -73,6 +85,7 @@ export async function openStorage(spec: string, options: OpenStorageOptions = {}
   if (spec === "memory") return memoryStorage(options.namespace === undefined ? {} : { namespace: options.namespace });
 
   const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(spec)?.[1]?.toLowerCase();
+  checkUrlParams(spec, scheme ?? "");
   const { rest, value: fromSpec } = splitParam(spec, "namespace");
   const namespace = fromSpec ?? options.namespace;
   const named = namespace === undefined ? {} : { namespace };
@@ -81,6 +94,7 @@ export async function openStorage(spec: string, options: OpenStorageOptions = {}
       // sqlite:./pets.db, sqlite:/var/lib/pets.db, and as @keyv/sqlite reads them sqlite://./pets.db, sqlite:///var/lib/pets.db
       const path = rest.slice("sqlite:".length).replace(/^\/\//, "");
       if (path === "") throw new StorageConfigError(`storage "sqlite:" needs a file path, e.g. sqlite:./pets.db`);
+      checkSqlNamespace(namespace);
       return sqliteStorage({ path, ...(namespace === undefined ? {} : { table: namespace }), ...timeout });
     }
     case "redis":
@@ -96,6 +110,7 @@ export async function openStorage(spec: string, options: OpenStorageOptions = {}
     }
     case "postgres":
     case "postgresql":
+      checkSqlNamespace(namespace);
       return postgresStorage({ url: rest, ...(namespace === undefined ? {} : { table: namespace }), ...timeout });
     default:
       throw new StorageConfigError(`unknown storage ${JSON.stringify(redactUrl(spec))}: ${USAGE}`);

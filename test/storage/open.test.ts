@@ -91,12 +91,45 @@ s("openStorage: sqlite:<path> opens (and creates) the file, ?namespace= names it
   ]);
 });
 
-s("openStorage: a bad namespace or option is a StorageConfigError naming the rule", async () => {
-  assert.match(await configError(`sqlite:${join(dir, "b.db")}?namespace=Bad-Name`), /table must be/);
-  assert.match(await configError("redis://127.0.0.1:6379?namespace=a:b"), /namespace must be/);
-  assert.match(await configError("redis://127.0.0.1:6379?namespace="), /namespace must be/);
-  assert.match(await configError("postgres://127.0.0.1/x?namespace=drop;table"), /table must be/);
-});
+s(
+  "openStorage: a bad namespace or option is a StorageConfigError naming the rule and namespace, the setting written",
+  async () => {
+    assert.match(await configError(`sqlite:${join(dir, "b.db")}?namespace=Bad-Name`), /namespace must be .*"Bad-Name"/);
+    assert.match(await configError("redis://127.0.0.1:6379?namespace=a:b"), /namespace must be/);
+    assert.match(await configError("redis://127.0.0.1:6379?namespace="), /namespace must be/);
+    assert.match(await configError("postgres://127.0.0.1/x?namespace=drop;table"), /namespace must be/);
+  },
+);
+
+s(
+  "openStorage: an unknown query parameter (a typo such as ?nmespace=) is a StorageConfigError naming it and the accepted ones",
+  async () => {
+    const cases: [string, RegExp][] = [
+      [
+        `sqlite:${join(dir, "c.db")}?nmespace=shop`,
+        /unknown query parameter "nmespace"; a sqlite URL takes namespace$/,
+      ],
+      [
+        "redis://127.0.0.1:6379?namespace=shop&durabilty=replicated",
+        /"durabilty"; a redis URL takes namespace, durability$/,
+      ],
+      ["rediss+cluster://a:7000,b:7001?nmespace=shop", /"nmespace"; a redis URL takes namespace, durability$/],
+      [
+        "postgres://127.0.0.1/x?nmespace=shop",
+        /"nmespace"; a postgres URL takes namespace and pg's connection parameters \(sslmode, /,
+      ],
+    ];
+    for (const [spec, message] of cases) assert.match(await configError(spec), message, spec);
+    // pg's own parameters are pg's: the URL is refused only for the unreachable port.
+    const port = await freePort();
+    assert.match(
+      await configError(
+        `postgres://postgres@127.0.0.1:${port}/test?sslmode=disable&application_name=shop&namespace=shop`,
+      ),
+      /cannot reach postgres/,
+    );
+  },
+);
 
 s("openStorage: a backend that cannot be reached or opened at start is a StorageConfigError saying so", async () => {
   const port = await freePort();
