@@ -26,6 +26,7 @@ import { checkRules, inProcessCaller } from "./rules.ts";
 import { DEFAULT_DEPRECATED_AT, DEFAULT_SUNSET_AT } from "./schemas.ts";
 import type { BreakerOptions } from "./storage/breaker.ts";
 import { Breaker, checkBreaker } from "./storage/breaker.ts";
+import { redactUrl } from "./storage/config-error.ts";
 import { reportRecordsOnce } from "./storage/failures.ts";
 import { guardStorage } from "./storage/guard.ts";
 import { memoryStorage } from "./storage/memory.ts";
@@ -139,8 +140,13 @@ function checkOptions(options: PetStoreOptions): void {
   checkOptionNames("createPetStore", options, OPTIONS);
   const storage = options.storage as unknown;
   if (storage !== undefined && !isStorage(storage)) {
-    const hint = isPromise(storage as Awaitable<unknown>) ? "; did you forget await?" : "";
-    throw new TypeError(`createPetStore: storage must be a PetStorage${hint}`);
+    throw new TypeError(`createPetStore: storage must be a PetStorage${storageHint(storage)}`);
+  }
+  // A string is a key (or keys joined by commas), never read as one: say what to pass instead, without the key.
+  if (typeof options.auth === "string") {
+    throw new TypeError(
+      'createPetStore: auth must be a list of keys, not a string: auth: [key] (keys in one string: key.split(",")), apiKeys([key]), { keys: [key] } or a verify function (token) => boolean',
+    );
   }
   for (const name of ["deprecatedAt", "sunsetAt"] as const) {
     const date = options[name] as unknown;
@@ -157,6 +163,13 @@ function checkOptions(options: PetStoreOptions): void {
   if (options.observe !== undefined && typeof options.observe !== "function") {
     throw new TypeError("createPetStore: observe must be a function (observation) => void");
   }
+}
+
+/** What to do instead of passing `storage`: await a promise; open a storage URL with openStorage. */
+function storageHint(storage: unknown): string {
+  if (isPromise(storage as Awaitable<unknown>)) return "; did you forget await?";
+  if (typeof storage !== "string") return "";
+  return `; a string is a storage URL: pass storage: await openStorage(${JSON.stringify(redactUrl(storage))})`;
 }
 
 function isStorage(value: unknown): value is PetStorage {

@@ -172,6 +172,31 @@ test("createPetStore: a storage that is not a PetStorage is refused", () => {
   }
 });
 
+test("createPetStore: a storage URL string is refused, pointing to openStorage(that URL), its password hidden", () => {
+  assert.throws(
+    () => createPetStore({ auth: [KEY], storage: "sqlite:./x.db" as never }),
+    (error: Error) =>
+      error instanceof TypeError &&
+      error.message ===
+        'createPetStore: storage must be a PetStorage; a string is a storage URL: pass storage: await openStorage("sqlite:./x.db")',
+  );
+  assert.throws(
+    () => createPetStore({ auth: [KEY], storage: "redis://:s3cret@127.0.0.1:6379" as never }),
+    (error: Error) =>
+      /openStorage\("redis:\/\/:\*\*\*@127\.0\.0\.1:6379"\)/.test(error.message) && !/s3cret/.test(error.message),
+  );
+});
+
+test("createPetStore: auth given as a string is refused, saying what to pass instead, without repeating the key", () => {
+  assert.throws(
+    () => createPetStore({ auth: "my-secret-key" as never }),
+    (error: Error) =>
+      error instanceof TypeError &&
+      /auth must be a list of keys, not a string: auth: \[key\] .*apiKeys\(\[key\]\)/.test(error.message) &&
+      !error.message.includes("my-secret-key"),
+  );
+});
+
 test("createPetStore: deprecatedAt/sunsetAt must be valid Dates and onError a function", () => {
   assert.throws(
     () => createPetStore({ auth: [KEY], sunsetAt: "2030-12-05" as never }),
