@@ -9,6 +9,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { AdapterStore, BodyReader, PetStoreResponse } from "../lib/index.ts";
 import { checkOptionNames, isPromise, isUnderBasePath } from "../lib/index.ts";
+import { createMountWarning } from "./mount-hint.ts";
 import { announcesBody, buffered, cannotRespond, mustClose, nodeRequest, readBody } from "./node-body.ts";
 
 export { answerClientError } from "./client-error.ts";
@@ -130,10 +131,12 @@ export function createNodeHandler(store: AdapterStore, options: NodeHandlerOptio
     throw new TypeError("createNodeHandler: options.onResponse must be a function (req, res, response) => void");
   }
 
+  const warnOfMount = createMountWarning(basePath);
   return function petStoreListener(req, res, next) {
     // Express rewrites req.url below a mount point; the contract's paths are absolute.
     const url = (req as { originalUrl?: string }).originalUrl ?? req.url ?? "/";
     if (!isUnderBasePath(url, basePath)) {
+      if (url !== req.url) warnOfMount(url, req.url ?? "/");
       if (next) return next();
       if (fallback) return fallback(req, res);
     }

@@ -9,7 +9,7 @@ import express4 from "express4";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { createNodeHandler } from "../../adapters/node-http.ts";
-import { createPetStore } from "../../lib/index.ts";
+import { createPetStore, type PetStore } from "../../lib/index.ts";
 
 const KEY = "express-test-key";
 const auth = { authorization: `Bearer ${KEY}` };
@@ -103,23 +103,35 @@ for (const [version, express] of versions) {
     });
   }
 
-  test(`${version}: a store whose basePath leaves out the mount path is not reached (the request goes on to Express)`, async () => {
-    const store = createPetStore({ auth: [KEY] }); // basePath /v1, mounted at /shop
+  test(`${version}: a store whose basePath leaves out the mount path is not reached (the request goes on to Express), and one console warning names the basePath to set`, async () => {
+    const warnings: unknown[] = [];
+    const warn = console.warn;
+    console.warn = (...args: unknown[]) => warnings.push(args.join(" "));
+    const stores = [createPetStore({ auth: [KEY] }), createPetStore({ auth: [KEY] })]; // basePath /v1
     const host = express();
-    host.use("/shop", createNodeHandler(store));
+    host.use("/shop", createNodeHandler(stores[0] as PetStore)); // meant: basePath "/shop/v1"
+    host.use("/mall/v1", createNodeHandler(stores[1] as PetStore)); // meant: basePath "/mall/v1"
     const server = http.createServer(host);
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const origin = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
     try {
-      const res = await fetch(`http://127.0.0.1:${(server.address() as { port: number }).port}/shop/v1/pets`, {
-        headers: auth,
-      });
-      assert.is(res.status, 404);
-      assert.match(await res.text(), /Cannot GET \/shop\/v1\/pets/);
+      for (const path of ["/shop/other", "/shop/v1/pets", "/shop/v1/pets?limit=1", "/mall/v1/pets"]) {
+        const res = await fetch(`${origin}${path}`, { headers: auth });
+        assert.is(res.status, 404, path);
+        assert.match(await res.text(), /Cannot GET \//, path);
+      }
     } finally {
+      console.warn = warn;
       server.close();
       server.closeAllConnections();
-      await store.close();
+      for (const store of stores) await store.close();
     }
+    assert.is(warnings.length, 2, "one warning per handler, none for a path outside the API");
+    assert.match(
+      String(warnings[0]),
+      /\/shop\/v1\/pets reached the pet store .*set createPetStore\(\{ basePath: "\/shop\/v1" \}\)/,
+    );
+    assert.match(String(warnings[1]), /set createPetStore\(\{ basePath: "\/mall\/v1" \}\)/);
   });
 }
 
