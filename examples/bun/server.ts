@@ -9,12 +9,16 @@
 import { createFetchHandler } from "../../adapters/fetch.ts";
 import { createPetStore } from "../../lib/index.ts";
 
-const store = createPetStore({ auth: [process.env.PETSTORE_API_KEY ?? "pets-api-key"] });
+const KEY = process.env.PETSTORE_API_KEY ?? "pets-api-key";
+const store = createPetStore({ auth: [KEY] });
 const fetch = createFetchHandler(store, {
   fallback: () => new Response("Welcome to Happy Paws. The pet API lives under /v1."),
 });
 const server = Bun.serve({ port: Number(process.env.PORT ?? 3000), hostname: "127.0.0.1", fetch });
 console.log(`Bun.serve listening on ${server.url} (pet store at ${server.url}v1)`);
+// The example's own key is printed; one from the environment is not (as the standalone server does).
+const shown = process.env.PETSTORE_API_KEY === undefined ? KEY : "$PETSTORE_API_KEY";
+console.log(`try: curl -H "Authorization: Bearer ${shown}" ${server.url}v1/pets`);
 
 process.on("SIGTERM", async () => {
   await server.stop(); // finishes the requests in flight

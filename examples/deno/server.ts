@@ -11,7 +11,10 @@
 import { createFetchHandler } from "../../adapters/fetch.ts";
 import { createPetStore } from "../../lib/index.ts";
 
-const store = createPetStore({ auth: [Deno.env.get("PETSTORE_API_KEY") ?? "pets-api-key"] });
+const KEY = Deno.env.get("PETSTORE_API_KEY") ?? "pets-api-key";
+// The example's own key is printed; one from the environment is not (as the standalone server does).
+const shown = Deno.env.get("PETSTORE_API_KEY") === undefined ? KEY : "$PETSTORE_API_KEY";
+const store = createPetStore({ auth: [KEY] });
 const handler = createFetchHandler(store, {
   fallback: () => new Response("Welcome to Happy Paws. The pet API lives under /v1."),
 });
@@ -19,7 +22,10 @@ const server = Deno.serve(
   {
     port: Number(Deno.env.get("PORT") ?? 3000),
     hostname: "127.0.0.1",
-    onListen: ({ port }) => console.log(`Deno.serve listening on http://127.0.0.1:${port}/ (pet store at /v1)`),
+    onListen: ({ port }) => {
+      console.log(`Deno.serve listening on http://127.0.0.1:${port}/ (pet store at /v1)`);
+      console.log(`try: curl -H "Authorization: Bearer ${shown}" http://127.0.0.1:${port}/v1/pets`);
+    },
   },
   handler,
 );

@@ -12,7 +12,8 @@ import { Hono } from "hono";
 import { createFetchHandler } from "../../adapters/fetch.ts";
 import { createPetStore } from "../../lib/index.ts";
 
-const store = createPetStore({ auth: [process.env.PETSTORE_API_KEY ?? "pets-api-key"] });
+const KEY = process.env.PETSTORE_API_KEY ?? "pets-api-key";
+const store = createPetStore({ auth: [KEY] });
 const petStore = createFetchHandler(store);
 
 export const app = new Hono();
@@ -25,3 +26,10 @@ app.all("/v1", (c) => petStore(c.req.raw));
 app.all("/v1/*", (c) => petStore(c.req.raw));
 
 export default app;
+
+// Run as a program (bun, deno serve): the runtime serves the default export; say how to call it.
+// The example's own key is printed; one from the environment is not (as the standalone server does).
+if (import.meta.main) {
+  const shown = process.env.PETSTORE_API_KEY === undefined ? KEY : "$PETSTORE_API_KEY";
+  console.log(`Hono app: the pet store is under /v1; send "Authorization: Bearer ${shown}"`);
+}

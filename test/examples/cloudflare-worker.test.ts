@@ -20,6 +20,12 @@ test("examples/cloudflare-worker: its wrangler.toml names the worker, its entry 
   assert.is(setting("compatibility_flags"), '["nodejs_compat"]');
 });
 
+test("examples/cloudflare-worker: .dev.vars, where wrangler.toml says to put the key for wrangler dev, is ignored by git", () => {
+  assert.match(toml, /PETSTORE_API_KEY=\.\.\. in a \.dev\.vars file/);
+  const ignored = readFileSync(`${ROOT}/.gitignore`, "utf8").split("\n");
+  assert.ok(ignored.includes(".dev.vars"), ".gitignore lists .dev.vars (any folder)");
+});
+
 test("examples/cloudflare-worker: workerd serves the pet store with the key from env: 401, 201 with Location, the list, HEAD, getPet", async () => {
   const main = JSON.parse(setting("main"));
   const script = await bundleWorker(`${ROOT}/examples/cloudflare-worker/${main}`);

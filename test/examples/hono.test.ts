@@ -2,6 +2,8 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { app } from "../../examples/hono/app.ts";
+import { ROOT, startProgram } from "../support/program.ts";
+import { runtimeAvailable } from "../support/runtimes.ts";
 
 const auth = { authorization: "Bearer pets-api-key" };
 
@@ -27,5 +29,17 @@ test("examples/hono: Hono's own route and middleware stay; /v1 is the pet store'
   assert.is(unknown.status, 404);
   assert.equal(await unknown.json(), { code: "not_found", message: "No such route.", status: 404 });
 });
+
+if (runtimeAvailable("bun", "examples/hono")) {
+  test("examples/hono: run as a program (bun), it prints the key to send; imported (as above), nothing", async () => {
+    const program = startProgram(["examples/hono/app.ts"], { PORT: "0" }, { command: `${ROOT}/node_modules/.bin/bun` });
+    try {
+      const line = await program.line(/^Hono app: /, 60_000);
+      assert.is(line, 'Hono app: the pet store is under /v1; send "Authorization: Bearer pets-api-key"');
+    } finally {
+      await program.kill();
+    }
+  });
+}
 
 test.run();

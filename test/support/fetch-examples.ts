@@ -1,4 +1,4 @@
-/** The checks the Bun and Deno server examples share: run it as its comment says, talk to it, stop it. */
+/** The checks the Bun and Deno server examples share: run it as its comment says, talk to it, stop it; the key it prints. */
 import { join } from "node:path";
 import * as assert from "uvu/assert";
 import { ROOT, startProgram } from "./program.ts";
@@ -24,6 +24,12 @@ export async function checkServerExample(runtime: Runtime, file: string, banner:
     const line = await program.line(banner, 60_000);
     const base = /(http:\/\/127\.0\.0\.1:\d+)\//.exec(line)?.[1];
     assert.ok(base, line);
+    const tryLine = await program.line(/^try: curl/, 10_000);
+    assert.is(
+      tryLine,
+      `try: curl -H "Authorization: Bearer $PETSTORE_API_KEY" ${base}/v1/pets`,
+      "a key from the environment is not printed",
+    );
     const home = await fetch(`${base}/`);
     assert.is(await home.text(), "Welcome to Happy Paws. The pet API lives under /v1.");
     const anonymous = await fetch(`${base}/v1/pets`);
@@ -44,6 +50,29 @@ export async function checkServerExample(runtime: Runtime, file: string, banner:
     assert.is(await program.exited(20_000), 0, program.stderr());
     assert.match(program.stdout(), /\nstopped\n$/);
     assert.is(program.stderr(), "");
+    assert.not.ok(program.stdout().includes("example-key"));
+  } finally {
+    await program.kill();
+  }
+}
+
+/** Starts `file` under `runtime` without PETSTORE_API_KEY: it prints a curl with the example's own key, which works. */
+export async function checkPrintedKey(runtime: Runtime, file: string): Promise<void> {
+  const why = missingRuntime(runtime);
+  if (why !== undefined) throw new Error(`${runtime} cannot run: ${why}`);
+  const program = startProgram(
+    [...FLAGS[runtime], file],
+    { PORT: "0" },
+    { command: join(ROOT, "node_modules", ".bin", runtime) },
+  );
+  try {
+    const line = await program.line(/^try: curl/, 60_000);
+    const [, key = "", url = ""] =
+      /^try: curl -H "Authorization: Bearer (\S+)" (http:\/\/127\.0\.0\.1:\d+\/v1\/pets)$/.exec(line) ?? [];
+    assert.is(key, "pets-api-key", line);
+    const res = await fetch(url, { headers: { authorization: `Bearer ${key}` } });
+    assert.is(res.status, 200);
+    await res.text();
   } finally {
     await program.kill();
   }
