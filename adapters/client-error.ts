@@ -6,8 +6,9 @@
  */
 import { STATUS_CODES } from "node:http";
 import type { Duplex } from "node:stream";
+import { requestIdOf } from "../lib/adapter.ts";
 import type { ErrorCode } from "../lib/index.ts";
-import { PetStoreError, requestIdOf } from "../lib/index.ts";
+import { PetStoreError } from "../lib/index.ts";
 
 /** What Node passes to `clientError`: an Error with the parser's code and, for parse errors, where it stopped. */
 interface ClientError extends Error {

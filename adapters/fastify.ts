@@ -16,8 +16,9 @@ import type {
   RouteHandlerMethod,
 } from "fastify";
 import fp from "fastify-plugin";
-import type { AdapterStore, PetStoreResponse } from "../lib/index.ts";
-import { checkOptionNames, isPromise, isUnderBasePath } from "../lib/index.ts";
+import type { AdapterStore } from "../lib/adapter.ts";
+import { checkOptionNames, isPromise, isUnderBasePath } from "../lib/adapter.ts";
+import type { PetStoreResponse } from "../lib/index.ts";
 import { announcesBody, mustClose, nodeRequest, readBody } from "./node-body.ts";
 
 export interface PetStoreFastifyOptions {

@@ -5,8 +5,10 @@
  *
  * @example Bun.serve({ fetch: createFetchHandler(createPetStore({ auth: ["my-key"] })) });
  */
-import type { AdapterStore, PetStoreRequest, PetStoreResponse } from "../lib/index.ts";
-import { checkOptionNames, isPromise, isUnderBasePath, PetStoreError, REQUEST_HEADERS } from "../lib/index.ts";
+import type { AdapterStore } from "../lib/adapter.ts";
+import { checkOptionNames, isPromise, isUnderBasePath, REQUEST_HEADERS } from "../lib/adapter.ts";
+import type { PetStoreRequest, PetStoreResponse } from "../lib/index.ts";
+import { PetStoreError } from "../lib/index.ts";
 
 /** Serves requests outside the store's base path (your other routes). */
 export type FetchFallback = (request: Request) => Response | Promise<Response>;

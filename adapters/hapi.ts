@@ -8,8 +8,9 @@
  */
 import type { Readable } from "node:stream";
 import type { Lifecycle, Plugin, Request, ResponseObject, ResponseToolkit, RouteOptions, Server } from "@hapi/hapi";
-import type { AdapterStore, PetStoreResponse } from "../lib/index.ts";
-import { checkOptionNames, isPromise } from "../lib/index.ts";
+import type { AdapterStore } from "../lib/adapter.ts";
+import { checkOptionNames, isPromise } from "../lib/adapter.ts";
+import type { PetStoreResponse } from "../lib/index.ts";
 import { announcesBody, nodeRequest, readBody } from "./node-body.ts";
 
 export interface PetStorePluginOptions {

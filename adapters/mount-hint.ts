@@ -3,7 +3,7 @@
  * handler)` with basePath "/v1"): such a request goes on to the next handler, and Express's HTML
  * 404 says nothing of why. One console warning per handler names the basePath to set.
  */
-import { isUnderBasePath } from "../lib/index.ts";
+import { isUnderBasePath } from "../lib/adapter.ts";
 
 const pathOf = (url: string) => url.split("?")[0] ?? url;
 

@@ -7,8 +7,8 @@
  * @example setupWorker(...petStoreHandlers(await createTestStore({ pets: 3 }), { baseUrl: "https://api.example/v1" }))
  */
 import { type HttpHandler, http } from "msw";
-import type { AdapterStore } from "../lib/index.ts";
-import { checkOptionNames } from "../lib/index.ts";
+import type { AdapterStore } from "../lib/adapter.ts";
+import { checkOptionNames } from "../lib/adapter.ts";
 import { createFetchHandler } from "./fetch.ts";
 
 export interface PetStoreHandlersOptions {

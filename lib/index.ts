@@ -2,17 +2,17 @@
  * `petstore-lib`: the Pet Store core. `createPetStore({ storage, auth })` gives the spec's
  * operations as plain async functions and `respond(request)` / `handle(request)`, the whole HTTP
  * contract without an HTTP framework. Every name here is public API until 2.0; adapters (ours
- * and anyone's) are built from these alone.
+ * and anyone's) are built from these and the kit of `petstore-lib/adapter` alone.
  */
+import * as adapter from "./adapter.ts";
+
 export type { AuthOption, VerifyToken } from "./auth.ts";
 export { apiKeys } from "./auth.ts";
 export type { Awaitable } from "./awaitable.ts";
-export { isPromise } from "./awaitable.ts";
 export type { CorsOptions } from "./cors.ts";
 export type { AnyErrorCode, ErrorBody, ErrorCode, ErrorDetail } from "./errors.ts";
 export { ERRORS, isPetStoreError, PetStoreError } from "./errors.ts";
 export type { BodyReader, HeaderValue, PetStoreRequest, PetStoreResponse } from "./http.ts";
-export { isUnderBasePath, REQUEST_HEADERS } from "./http.ts";
 export type { IdempotentCreateOptions } from "./idempotency.ts";
 export { DEFAULT_IDEMPOTENCY_TTL_MS, scopeOf } from "./idempotency.ts";
 export type { HeadersLike, ResponseLike } from "./next-cursor.ts";
@@ -35,8 +35,6 @@ export type {
   Operations,
   PetPage,
 } from "./operations.ts";
-export { checkOptionNames } from "./options.ts";
-export { requestIdOf } from "./request-id.ts";
 export type { PetStoreRules, RuleCodeDeclaration, RuleContext, RuleStatus } from "./rules.ts";
 export { isRuleViolation, RULE_CODE_PATTERN, RuleViolation } from "./rules.ts";
 export type { CheckedNewPet } from "./schemas.ts";
@@ -64,5 +62,19 @@ export type { RedisStorageOptions } from "./storage/redis.ts";
 export { redisStorage } from "./storage/redis.ts";
 export type { SqliteStorageOptions } from "./storage/sqlite.ts";
 export { sqliteStorage } from "./storage/sqlite.ts";
-export type { AdapterStore, Handle, PetStore, PetStoreOptions, Respond } from "./store.ts";
+export type { Handle, PetStore, PetStoreOptions, Respond } from "./store.ts";
 export { createPetStore } from "./store.ts";
+
+// The adapter kit's names, kept here until 2.0: their home is petstore-lib/adapter.
+/** The adapter kit's `AdapterStore`. @deprecated Import from "petstore-lib/adapter". */
+export type AdapterStore = adapter.AdapterStore;
+/** The adapter kit's `checkOptionNames`. @deprecated Import from "petstore-lib/adapter". */
+export const checkOptionNames: typeof adapter.checkOptionNames = adapter.checkOptionNames;
+/** The adapter kit's `isPromise`. @deprecated Import from "petstore-lib/adapter". */
+export const isPromise: typeof adapter.isPromise = adapter.isPromise;
+/** The adapter kit's `isUnderBasePath`. @deprecated Import from "petstore-lib/adapter". */
+export const isUnderBasePath: typeof adapter.isUnderBasePath = adapter.isUnderBasePath;
+/** The adapter kit's `REQUEST_HEADERS`. @deprecated Import from "petstore-lib/adapter". */
+export const REQUEST_HEADERS: typeof adapter.REQUEST_HEADERS = adapter.REQUEST_HEADERS;
+/** The adapter kit's `requestIdOf`. @deprecated Import from "petstore-lib/adapter". */
+export const requestIdOf: typeof adapter.requestIdOf = adapter.requestIdOf;

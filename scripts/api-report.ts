@@ -102,9 +102,14 @@ rmSync(TEMP, { recursive: true, force: true });
 mkdirSync(TEMP, { recursive: true });
 mkdirSync(REPORTS, { recursive: true });
 
-/** The names the root entry (`petstore-lib`) exports, from its report: another entry may use them unexported. */
-const rootNames = new Set<string>();
+/**
+ * The names the root entry (`petstore-lib`) and the adapter kit (`petstore-lib/adapter`) export, from
+ * their reports: another entry may use them unexported (package.json lists these two first).
+ */
+const coreNames = new Set<string>();
 const FORGOTTEN = /The symbol "([^"]+)" needs to be exported/;
+/** Entries named as namespaces: the root's deprecated aliases read `typeof adapter.isPromise` (petstore-lib/adapter). */
+const entryNames = new Set(Object.keys(pkg.exports).map((subpath) => subpath.slice(2)));
 
 const problems: string[] = [];
 for (const [subpath, target] of Object.entries(pkg.exports)) {
@@ -131,10 +136,10 @@ for (const [subpath, target] of Object.entries(pkg.exports)) {
     messageCallback(message) {
       message.handled = true; // progress lines (category "console") are left out
       if (message.category === ExtractorMessageCategory.Console) return;
-      // A signature may use a type of the root entry (a user imports it from there); any other
-      // unexported type is one a user could not name.
+      // A signature may use a type of the root entry or the adapter kit (a user imports it from
+      // there); any other unexported type is one a user could not name.
       const forgotten = message.messageId === "ae-forgotten-export" ? FORGOTTEN.exec(message.text)?.[1] : undefined;
-      if (forgotten !== undefined && (subpath === "." || !rootNames.has(forgotten))) {
+      if (forgotten !== undefined && !entryNames.has(forgotten) && (subpath === "." || !coreNames.has(forgotten))) {
         messages.push(`  ${message.formatMessageWithLocation(ROOT)} (export it from ${label})`);
       }
       if (message.logLevel === ExtractorLogLevel.Error || message.logLevel === ExtractorLogLevel.Warning) {
@@ -144,11 +149,11 @@ for (const [subpath, target] of Object.entries(pkg.exports)) {
   });
   const committed = config.reportFilePath;
   const fresh = config.reportTempFilePath;
-  if (subpath === ".") {
+  if (subpath === "." || subpath === "./adapter") {
     for (const m of readFileSync(fresh, "utf8").matchAll(
       /^export (?:declare )?(?:abstract )?(?:interface|type|function|const|class|enum|let) (\w+)/gm,
     )) {
-      rootNames.add(m[1] as string);
+      coreNames.add(m[1] as string);
     }
   }
   if (messages.length > 0) problems.push(`${label}: API Extractor says:\n${messages.join("\n")}`);

@@ -3,6 +3,7 @@
  * with fault injection, seeding, `reset()`, `delay(ms)`, sequential request ids, the journal, and
  * the answers it loses on purpose (`failNext` with `reset` or `after: "commit"`).
  */
+import { checkOptionNames, isPromise } from "../lib/adapter.ts";
 import type {
   NewPetInput,
   PetStorage,
@@ -11,7 +12,7 @@ import type {
   PetStoreResponse,
   PetStoreRules,
 } from "../lib/index.ts";
-import { checkOptionNames, createPetStore, isPromise, memoryStorage, openStorage } from "../lib/index.ts";
+import { createPetStore, memoryStorage, openStorage } from "../lib/index.ts";
 import type { FailOptions, TestOperation } from "./faults.ts";
 import { Faults, faultyStorage, InjectedFault, lostConnection } from "./faults.ts";
 import type { RequestRecord } from "./journal.ts";

@@ -4,7 +4,8 @@
  * for code under test that takes one. Both go through the kit: delay, request ids, faults, journal.
  */
 import { createFetchHandler } from "../adapters/fetch.ts";
-import type { AdapterStore, PetStoreRequest, PetStoreResponse } from "../lib/index.ts";
+import type { AdapterStore } from "../lib/adapter.ts";
+import type { PetStoreRequest, PetStoreResponse } from "../lib/index.ts";
 import { utf8Length } from "../lib/internal.ts";
 import type { TestKit, TestKitOptions } from "./kit.ts";
 import { openKit } from "./kit.ts";
