@@ -7,8 +7,9 @@
  * what the record no longer says. A file made before the column existed gains it on open.
  */
 import type Keyv from "keyv";
+import { petTextAround } from "../json.ts";
 import { type Database, exec, queryAll } from "./sqlite-connection.ts";
-import { petOfKeyvText, servedTextAround } from "./values.ts";
+import { petOfKeyvText } from "./values.ts";
 
 /** Rows filled per transaction when a file gains the column: short write locks for other processes. */
 const FILL_BATCH = 500;
@@ -86,7 +87,7 @@ export async function fillPetTexts(db: Database, table: string, values: Keyv<unk
         after = id;
         if (expiresSomeDay(row.value)) continue; // Keyv would stop reading it one day: the value decides
         try {
-          const [head, tail] = servedTextAround(petOfKeyvText(id, row.value, values, "sqlite"));
+          const [head, tail] = petTextAround(petOfKeyvText(id, row.value, values, "sqlite"));
           filled.push(id, head + id + tail); // as a create writes it
         } catch {
           // not a pet: no text, and reads report the value as they always did

@@ -4,12 +4,13 @@
  * rewritten from it. Only when the record itself is bad is the request a `500`.
  */
 import type Keyv from "keyv";
+import { petTextAround } from "../json.ts";
 import type { Pet } from "../schemas.ts";
 import { invalidRecordOf, isInvalidData } from "./failures.ts";
 import type { ListPage } from "./port.ts";
 import { type Database, queryAll } from "./sqlite-connection.ts";
 import type { WriteQueue } from "./sqlite-writes.ts";
-import { petOfKeyvText, servedTextAround } from "./values.ts";
+import { petOfKeyvText } from "./values.ts";
 
 /** What repairs need: the write connection and its queue, the store's table and Keyv. */
 export interface CopyRepairs {
@@ -22,7 +23,7 @@ export interface CopyRepairs {
 
 /** The contract's text of a pet, as creates write the copy. */
 const servedText = (pet: Pet) => {
-  const [head, tail] = servedTextAround(pet);
+  const [head, tail] = petTextAround(pet);
   return `${head}${pet.id}${tail}`;
 };
 

@@ -5,9 +5,10 @@
  * another; other processes wait on the file lock. Steps: docs/STORAGE.md, "SQLite creates".
  */
 import type Keyv from "keyv";
+import { petTextAround } from "../json.ts";
 import type { CreateOnceResult, IdempotencyRecord, PetData } from "./port.ts";
 import { type Database, exec, type Prepared, queryAll, quote, type WriteStatements } from "./sqlite-connection.ts";
-import { checkNewId, keyvTextAround, petOfKeyvText, sequenceExhausted, servedTextAround } from "./values.ts";
+import { checkNewId, keyvTextAround, petOfKeyvText, sequenceExhausted } from "./values.ts";
 
 /** Expired idempotency records are deleted at most this often (by the writes' clock), this many at a time. */
 const SWEEP_EVERY_MS = 60_000;
@@ -167,7 +168,7 @@ export function makeWriter(
     record: IdempotencyRecord | undefined,
   ): Promise<CreateOnceResult> => {
     // Keyv's text of the pet (its value, in Keyv's format) and its served text, around the id to come.
-    const text = { value: keyvTextAround(values, data), pet: servedTextAround(data) };
+    const text = { value: keyvTextAround(values, data), pet: petTextAround(data) };
     const outcome = await serialise(async (): Promise<Outcome> => {
       if (record !== undefined && !/\0/.test(record.scope + record.key + record.fingerprint)) {
         const fresh = await createWithFreshKey(data, text, record);

@@ -106,12 +106,6 @@ export function petOfServedText(text: string, kind: string, id?: number): Pet {
   return toPet(value, id ?? (own as number), kind);
 }
 
-/** A pet's served text (see `petOfServedText`) around its id, which the create takes: `head + id + tail`. */
-export function servedTextAround(data: Omit<Pet, "id">): [string, string] {
-  const rest = JSON.stringify({ name: data.name, categoryId: data.categoryId, status: data.status });
-  return ['{"id":', `,${rest.slice(1)}`];
-}
-
 /** What Keyv would read from `raw`: the value, undefined for a missing or expired one, a marker for undecodable text. */
 function decodedValue(raw: unknown, values: Keyv<unknown>): unknown {
   if (raw === null || raw === undefined) return undefined;
