@@ -1,9 +1,8 @@
 /**
- * The embedded default: pet values in a Keyv store of our own (columns indexed by id, values
- * kept unserialised), an in-process id sequence, and one sorted index per status (columns of the
- * same values), so a page costs a binary search and a copy whatever the size of the store.
+ * The embedded default: pets in columns indexed by id, an in-process id sequence, and one sorted
+ * index per status (columns of the same values), so a page costs a binary search and a copy
+ * whatever the size of the store.
  */
-import Keyv from "keyv";
 import type { Pet, PetStatus } from "../schemas.ts";
 import { PET_STATUSES } from "../schemas.ts";
 import { withTwin } from "./create-now.ts";
@@ -116,15 +115,17 @@ class StatusIndex {
 }
 
 export interface MemoryStorageOptions {
-  /** Keyv namespace of the values (default "pets"). */
+  /**
+   * Does nothing: each memory storage is its own, so there is nothing to keep apart.
+   * @deprecated since 1.2.0 (removed in 2.0): accepted and ignored.
+   */
   namespace?: string;
 }
 
 /**
- * Keyv's store for the memory backend: the pets in columns indexed by id (ids are 1..n within one
- * process). Keys are decimal ids. No object is kept per pet: a million pets are a few arrays, not
- * a million objects for the garbage collector to trace and move, and a lookup is an array read
- * rather than hashing a string key among a million. Reads build a new Pet each time.
+ * The pets in columns indexed by id (ids are 1..n within one process). No object is kept per pet:
+ * a million pets are a few arrays, not a million objects for the garbage collector to trace and
+ * move, and a lookup is an array read. Reads build a new Pet each time.
  */
 class PetTable {
   private readonly names: (string | undefined)[] = [undefined]; // slot 0 unused: ids start at 1
@@ -134,12 +135,6 @@ class PetTable {
   top = 0;
   /** Every write and clear so far (WRITE_COUNT): an answer made since the last one is still true. */
   writes = 0;
-
-  private static index(key: string): number {
-    const id = Number(key);
-    if (!Number.isSafeInteger(id) || id < 1) throw new TypeError(`memory storage: invalid key ${JSON.stringify(key)}`);
-    return id;
-  }
 
   /** The pet with this id, as a new object, or undefined: the hot path of reads. */
   read(id: number): Pet | undefined {
@@ -163,7 +158,8 @@ class PetTable {
     return pets;
   }
 
-  private write(id: number, pet: Pet | undefined): void {
+  /** Stores the pet under its id. */
+  write(id: number, pet: Pet): void {
     this.writes++;
     if (id >= this.statuses.length) {
       this.categoryIds = growColumn(this.categoryIds, id);
@@ -171,31 +167,10 @@ class PetTable {
     }
     const names = this.names;
     while (names.length < id) names.push(undefined); // keeps the array dense (ids come in order)
-    names[id] = pet?.name;
-    this.categoryIds[id] = pet?.categoryId ?? 0;
-    this.statuses[id] = pet === undefined ? 0 : PET_STATUSES.indexOf(pet.status) + 1;
-    if (pet !== undefined && id > this.top) this.top = id;
-  }
-
-  get(key: string): { value: Pet } | undefined {
-    const pet = this.read(PetTable.index(key));
-    return pet === undefined ? undefined : { value: pet };
-  }
-
-  set(key: string, data: { value: Pet }): boolean {
-    this.write(PetTable.index(key), data.value);
-    return true;
-  }
-
-  has(key: string): boolean {
-    return this.read(PetTable.index(key)) !== undefined;
-  }
-
-  delete(key: string): boolean {
-    const id = PetTable.index(key);
-    const had = this.read(id) !== undefined;
-    if (had) this.write(id, undefined);
-    return had;
+    names[id] = pet.name;
+    this.categoryIds[id] = pet.categoryId;
+    this.statuses[id] = PET_STATUSES.indexOf(pet.status) + 1;
+    if (id > this.top) this.top = id;
   }
 
   clear(): void {
@@ -208,19 +183,9 @@ class PetTable {
 }
 
 /** In-process storage; nothing survives the process. @example createPetStore({ storage: memoryStorage(), auth }) */
+// biome-ignore lint/correctness/noUnusedFunctionParameters: its only option does nothing, but the signature is public until 2.0
 export function memoryStorage(options: MemoryStorageOptions = {}): PetStorage {
-  // The table is Keyv's store: writes put each value there in Keyv's format in one synchronous step,
-  // and reads look it up directly, as Keyv would minus its promise and hooks per call (a create and
-  // a page of 20 are the hot paths). Values are kept unserialised.
   const table = new PetTable();
-  const values = new Keyv<Pet>({
-    store: table as unknown as Map<string, unknown>,
-    namespace: options.namespace ?? "pets",
-    useKeyPrefix: false,
-    serialize: undefined,
-    deserialize: undefined,
-    throwOnErrors: true,
-  });
   const byStatus: Record<PetStatus, StatusIndex> = {
     available: new StatusIndex("available"),
     pending: new StatusIndex("pending"),
@@ -230,22 +195,23 @@ export function memoryStorage(options: MemoryStorageOptions = {}): PetStorage {
   const keys = new MemoryKeys();
 
   /**
-   * Stores a new pet in one synchronous step: its value in Keyv's store (Keyv's format), and its
-   * status index. The pet returned is the caller's: the table keeps columns, not this object.
+   * Stores a new pet in one synchronous step: in the table and its status index. The pet returned
+   * is the caller's: the table keeps columns, not this object.
    */
   function insert(data: PetData): Pet {
     const id = ++lastId;
     const pet: Pet = { id, name: data.name, categoryId: data.categoryId, status: data.status };
-    table.set(String(id), { value: pet });
+    table.write(id, pet);
     byStatus[pet.status].insert(id, pet.name, pet.categoryId);
     return pet;
   }
 
   const storage: PetStorage & CountsWrites = {
     kind: "memory",
-    inProcess: true,
-    // One synchronous step, as createOnce: the value in Keyv's store (Keyv's format), then the index.
-    // The core calls its twin, insert, and answers without a promise (./create-now.ts).
+    cannotHang: true,
+    trustedPets: true,
+    // One synchronous step, as createOnce: the table, then the index. The core calls its twin,
+    // insert, and answers without a promise (./create-now.ts).
     create: withTwin((data: PetData): Promise<Pet> => Promise.resolve(insert(data)), insert),
     // One synchronous step: no other call can run between the look-up and the writes.
     createOnce(data: PetData, record: IdempotencyRecord): CreateOnceResult {
@@ -278,7 +244,6 @@ export function memoryStorage(options: MemoryStorageOptions = {}): PetStorage {
     async ping() {},
     async close() {
       keys.clear();
-      await values.disconnect();
     },
     /** Forgets every pet; ids start again at 1. */
     async clear() {
