@@ -20,7 +20,7 @@ export const ERRORS = {
     status: 400,
     message: "petId must be a decimal integer from 1 to 9007199254740991.",
   },
-  unauthorized: { status: 401, message: "A valid API key is required." },
+  unauthorized: { status: 401, message: "A valid API key is required. Send the key as Authorization: Bearer <key>." },
   pet_not_found: { status: 404, message: "No pet has this id." },
   not_found: { status: 404, message: "No such route." },
   method_not_allowed: { status: 405, message: "This method is not allowed on this path." },

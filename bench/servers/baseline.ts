@@ -18,7 +18,11 @@ import { exitWithParent, tellParent } from "../child.ts";
 const mode = process.argv[2];
 const authorization = `Bearer ${process.env.BENCH_KEY ?? "bench-key"}`;
 const JSON_TYPE = "application/json; charset=utf-8";
-const UNAUTHORIZED = JSON.stringify({ code: "unauthorized", message: "A valid API key is required.", status: 401 });
+const UNAUTHORIZED = JSON.stringify({
+  code: "unauthorized",
+  message: "A valid API key is required. Send the key as Authorization: Bearer <key>.",
+  status: 401,
+});
 
 /** The answer to copy: status, headers (without date, connection and x-request-id) and body. */
 interface Reference {

@@ -29,7 +29,11 @@ declare const Deno:
 const mode = process.argv[2];
 const authorization = `Bearer ${process.env.BENCH_KEY ?? "bench-key"}`;
 const JSON_TYPE = "application/json; charset=utf-8";
-const UNAUTHORIZED = JSON.stringify({ code: "unauthorized", message: "A valid API key is required.", status: 401 });
+const UNAUTHORIZED = JSON.stringify({
+  code: "unauthorized",
+  message: "A valid API key is required. Send the key as Authorization: Bearer <key>.",
+  status: 401,
+});
 
 function bare(): Handler {
   const raw = process.env.BENCH_REFERENCE;

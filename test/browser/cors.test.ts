@@ -88,7 +88,11 @@ if (chromiumOrSkip(rule)) {
       assert.equal([got.replayed.status, got.replayed.headers["idempotent-replayed"]], [201, "true"]);
       assert.equal((got.replayed.body as { id: number }).id, 3, "the retry replays the create");
       assert.is(got.refused.status, 401);
-      assert.equal(got.refused.body, { code: "unauthorized", message: "A valid API key is required.", status: 401 });
+      assert.equal(got.refused.body, {
+        code: "unauthorized",
+        message: "A valid API key is required. Send the key as Authorization: Bearer <key>.",
+        status: 401,
+      });
       assert.is(got.refused.headers["www-authenticate"], 'Bearer realm="petstore"', "WWW-Authenticate is exposed");
 
       const blocked = await open(other.origin);

@@ -21,7 +21,7 @@ test("examples/express-embed: the store mounted at /shop serves /shop/v1 beside 
   // ... the pet store's are the contract's: no banner, Location with the mount path, its own body checks.
   assert.equal(answerOf(stdout, "GET /shop/v1/pets (no API key)"), {
     status: 401,
-    rest: '[x-powered-by: null] {"code":"unauthorized","message":"A valid API key is required.","status":401}',
+    rest: '[x-powered-by: null] {"code":"unauthorized","message":"A valid API key is required. Send the key as Authorization: Bearer <key>.","status":401}',
   });
   assert.equal(answerOf(stdout, "POST /shop/v1/pets (API key)"), {
     status: 201,

@@ -28,7 +28,7 @@ test("examples/fastify-embed: the application's routes, JSON parser, hook and 40
   // The pet store, with the contract's answers; the host's hook runs on its routes too.
   assert.equal(answerOf(stdout, "GET /v1/pets (no API key)"), {
     status: 401,
-    rest: '{"code":"unauthorized","message":"A valid API key is required.","status":401}',
+    rest: '{"code":"unauthorized","message":"A valid API key is required. Send the key as Authorization: Bearer <key>.","status":401}',
   });
   assert.equal(answerOf(stdout, "POST /v1/pets (API key)"), {
     status: 201,

@@ -22,7 +22,8 @@ test("examples/hapi-embed: host routes with their own auth and the pet store at 
     rest: '{"error":"staff token required"}',
   });
   // The pet store's routes, with its bearer keys: the host's default strategy does not apply to them ...
-  const unauthorized = '{"code":"unauthorized","message":"A valid API key is required.","status":401}';
+  const unauthorized =
+    '{"code":"unauthorized","message":"A valid API key is required. Send the key as Authorization: Bearer <key>.","status":401}';
   assert.equal(answerOf(stdout, "GET /v1/pets (no API key)"), { status: 401, rest: unauthorized });
   assert.equal(answerOf(stdout, "POST /v1/pets (API key)"), {
     status: 201,
