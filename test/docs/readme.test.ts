@@ -109,6 +109,17 @@ test("README: it marks its quick starts as runnable (at least one block per use)
   );
 });
 
+test("README: the Quick start says petstore-lib is not on the npm registry yet before it says npm install petstore-lib", () => {
+  const notYet = README.search(/is not on the npm\s+registry yet/);
+  assert.ok(notYet !== -1, "the README says so");
+  assert.ok(notYet < README.indexOf("npm install petstore-lib"), "before the install command a reader would run first");
+});
+
+test("README: flags to npm start go after -- (npm start --port 9090 gives the port to npm, not the server)", () => {
+  assert.match(README, /`npm start -- --port \d+`/);
+  assert.not.match(README, /npm start --(?!-)\w/);
+});
+
 test("README: it stays short (under 400 lines; reference material lives in docs/)", () => {
   const lines = README.split("\n").length;
   assert.ok(lines < 400, `README.md has ${lines} lines`);

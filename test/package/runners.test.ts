@@ -2,8 +2,9 @@
  * docs/testing.md's configuration for Jest is complete: a new project with the packed package, the
  * runners from the npm cache, the page's package.json script, jest.config.js and tsconfig.json as
  * written, and the example's tests with their imports as a user writes them (`petstore-lib/...`,
- * `./pet-shop.js`), type-checks and passes under `npm test`; the same tests pass under Vitest with
- * no configuration (on a Node.js of 22.12 or later, as Vitest 5 needs).
+ * `./pet-shop.js`), type-checks and passes under `npm test`; the same tests, and the page's own
+ * Vitest test as written, pass under Vitest with no configuration (on a Node.js of 22.12 or later,
+ * as Vitest 5 needs).
  */
 import { execFileSync, spawnSync } from "node:child_process";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -14,9 +15,9 @@ import { cleanUp, consumer, ROOT, versionOf } from "../support/packed.ts";
 
 const DOC = readFileSync(join(ROOT, "docs/testing.md"), "utf8");
 
-/** The block after `<!-- runners: jest <what> -->` in docs/testing.md. */
-function block(what: string): string {
-  const marker = `<!-- runners: jest ${what} -->`;
+/** The block after `<!-- runners: <runner> <what> -->` in docs/testing.md. */
+function block(what: string, runner = "jest"): string {
+  const marker = `<!-- runners: ${runner} ${what} -->`;
   const at = DOC.indexOf(marker);
   assert.ok(at !== -1, `docs/testing.md has ${marker}`);
   const open = DOC.indexOf("```", at);
@@ -79,7 +80,7 @@ test("docs/testing.md's package.json script and jest.config.js: npm test runs th
   assert.match(out, /Tests:\s+4 passed, 4 total/);
 });
 
-test("Vitest runs the same tests with no configuration (vitest run)", () => {
+test("Vitest runs the same tests with no configuration (vitest run), and docs/testing.md's Vitest test as written", () => {
   const node = modernNode();
   if (node === undefined) {
     if (process.env.CI === "true") assert.unreachable("Vitest 5 needs Node.js 22.12+; none found");
@@ -90,6 +91,7 @@ test("Vitest runs the same tests with no configuration (vitest run)", () => {
   }
   const vitest = asUser("vitest/pet-shop.test.ts");
   writeFileSync(join(dir, "test/pet-shop.test.ts"), vitest);
+  writeFileSync(join(dir, "test/lost-answer.test.ts"), block("test/lost-answer.test.ts", "vitest"));
   const run = spawnSync(node, ["node_modules/vitest/vitest.mjs", "run"], {
     cwd: dir,
     env,
@@ -98,7 +100,7 @@ test("Vitest runs the same tests with no configuration (vitest run)", () => {
   });
   const out = run.stdout + run.stderr;
   assert.is(run.status, 0, out);
-  assert.match(out, /Tests\s+4 passed/);
+  assert.match(out, /Tests\s+5 passed/);
 });
 
 test.run();
