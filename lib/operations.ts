@@ -14,6 +14,7 @@ import type { Caller, CheckedRules } from "./rules.ts";
 import { createUnderRules } from "./rules.ts";
 import type { CheckedNewPet, ListQuery, NewPet as NewPetInput, Pet, PetStatus } from "./schemas.ts";
 import { checkNewPet, isPet, parsePetId } from "./schemas.ts";
+import { hasTrustedPets } from "./storage/capabilities.ts";
 import { createNowOf } from "./storage/create-now.ts";
 import type { GuardedCall } from "./storage/guard.ts";
 import type { CreateOnceResult, IdempotencyRecord, PetStorage } from "./storage/port.ts";
@@ -117,9 +118,8 @@ export function createOperations(storage: PetStorage, options: OperationOptions)
   const ttlMs = options.ttlMs ?? DEFAULT_IDEMPOTENCY_TTL_MS;
   const clock = options.clock ?? Date.now;
   const limits = { timeoutMs: options.timeoutMs, report: onError };
-  // In-process storage builds every value it returns from what the core validated: its pets are
-  // not checked one by one (reading each one would be most of a page's cost).
-  const trusted = storage.inProcess === true;
+  // Such storage builds every value it returns from what the core validated: no check pet by pet.
+  const trusted = hasTrustedPets(storage);
   const checked = (pet: unknown): Pet => {
     if (isPet(pet)) return pet;
     throw notAPet(storage.kind, pet);

@@ -26,6 +26,7 @@ import { checkRules, inProcessCaller } from "./rules.ts";
 import { DEFAULT_DEPRECATED_AT, DEFAULT_SUNSET_AT } from "./schemas.ts";
 import type { BreakerOptions } from "./storage/breaker.ts";
 import { Breaker, checkBreaker } from "./storage/breaker.ts";
+import { cannotHang } from "./storage/capabilities.ts";
 import { redactUrl } from "./storage/config-error.ts";
 import { reportRecordsOnce } from "./storage/failures.ts";
 import { guardStorage } from "./storage/guard.ts";
@@ -197,9 +198,9 @@ function checkPositive(name: string, value: number): number {
   return value;
 }
 
-/** The store's breaker, telling `onChange` and `observe`; none for in-process storage or when off. */
+/** The store's breaker, telling `onChange` and `observe`; none for storage that cannot hang, or when off. */
 function openBreaker(storage: PetStorage, options: BreakerOptions | false, observe: Observer | undefined) {
-  if (options === false || storage.inProcess === true) return undefined;
+  if (options === false || cannotHang(storage)) return undefined;
   const { onChange } = options;
   return new Breaker(storage.kind, options, (change) => {
     try {
@@ -232,12 +233,11 @@ export function createPetStore(options: PetStoreOptions): PetStore {
   const observe = options.observe === undefined ? undefined : safeObserver(options.observe, onError);
   const breaker = openBreaker(storage, checkBreaker(options.breaker), observe);
   const cors = checkCors(options.cors);
-  // In-process storage answers readiness from a read of its own each time, at no cost.
-  const reads = storage.inProcess === true ? undefined : new ReadClock();
+  // Storage that cannot hang answers readiness from a read of its own each time, at no cost.
+  const reads = cannotHang(storage) ? undefined : new ReadClock();
   const guard = guardStorage({
-    timeoutMs,
+    timeoutMs: cannotHang(storage) ? undefined : timeoutMs,
     backend: storage.kind,
-    inProcess: storage.inProcess,
     observe,
     breaker,
     reads,

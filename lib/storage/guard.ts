@@ -17,16 +17,14 @@ import type { ReadClock } from "./read-clock.ts";
 export type GuardedCall = <T>(operation: StorageOperation, call: () => Awaitable<T>) => Awaitable<T>;
 
 export interface GuardOptions {
-  /** How long a call may take before it is `storage_unavailable`. */
-  timeoutMs: number;
+  /** How long a call may take before it is `storage_unavailable`; undefined for storage that cannot hang (no timer). */
+  timeoutMs: number | undefined;
   /** The storage's `kind`, for observations. */
   backend: string;
-  /** In-process storage (memory) cannot hang: its calls run without a timer. */
-  inProcess?: boolean | undefined;
   observe?: Observer | undefined;
-  /** The store's breaker; none for in-process storage or when turned off. */
+  /** The store's breaker; none for storage that cannot hang or when turned off. */
   breaker?: Breaker | undefined;
-  /** When a read last succeeded, for readiness; none for in-process storage. */
+  /** When a read last succeeded, for readiness; none for storage that cannot hang. */
   reads?: ReadClock | undefined;
 }
 
@@ -54,7 +52,7 @@ function withTimeout<T>(
   options: GuardOptions,
   admission: Admission,
 ): Awaitable<T> {
-  const { timeoutMs, inProcess = false, breaker, backend } = options;
+  const { timeoutMs, breaker, backend } = options;
   let result: Awaitable<T>;
   try {
     result = call();
@@ -67,7 +65,7 @@ function withTimeout<T>(
     record(options, operation, admission);
     return result;
   }
-  if (inProcess) {
+  if (timeoutMs === undefined) {
     return result.then(undefined, (error: unknown) => {
       throw storageFailure(error, backend);
     });

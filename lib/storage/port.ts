@@ -38,10 +38,17 @@ export interface PetStorage {
   /** A short name for logs and errors, e.g. "memory" or "redis". */
   readonly kind: string;
   /**
-   * True for storage inside this process that cannot hang and whose pets never change once
-   * created (memory): calls then run without a time-out timer or a breaker, readiness needs no
-   * read, and its pages are trusted without a check of every pet.
+   * True when its calls cannot hang or lose a backend (storage inside this process, as memory):
+   * the core then runs them without a time-out timer or a breaker, and answers readiness without
+   * a read.
    */
+  readonly cannotHang?: boolean;
+  /**
+   * True when every pet it returns was built from what the core validated and never changes once
+   * created (memory): its pages are then not checked pet by pet.
+   */
+  readonly trustedPets?: boolean;
+  /** @deprecated Say `cannotHang` and `trustedPets`, which this meant together; when given (false too), it decides both. */
   readonly inProcess?: boolean;
   /**
    * Assigns the next id (unique for the lifetime of the storage, across processes) and
