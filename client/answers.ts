@@ -23,7 +23,7 @@ function parseJson(text: string): unknown {
 }
 
 /** A PetStoreError whose code and status are not the table's: a rule's, or an unexpected answer's. */
-function errorWithCode(code: string, status: number, message: string, requestId: string | undefined): PetStoreError {
+function errorWithCode(code: string, status: number, message: string, requestId?: string): PetStoreError {
   const error = new PetStoreError("internal_error", message, requestId === undefined ? undefined : { requestId });
   (error as { code: AnyErrorCode }).code = code;
   (error as { status: number }).status = status;
@@ -67,14 +67,14 @@ function isPet(value: unknown): value is Pet {
 export function petOf(answer: Answer): Pet {
   const pet = parseJson(answer.text);
   if (isPet(pet)) return pet;
-  throw errorWithCode(UNEXPECTED_ANSWER, answer.status, "The answer does not carry a Pet.", undefined);
+  throw errorWithCode(UNEXPECTED_ANSWER, answer.status, "The answer does not carry a Pet.");
 }
 
 /** The pets a page carries. */
 export function petsOf(answer: Answer): Pet[] {
   const pets = parseJson(answer.text);
   if (Array.isArray(pets) && pets.every(isPet)) return pets;
-  throw errorWithCode(UNEXPECTED_ANSWER, answer.status, "The answer does not carry a list of Pets.", undefined);
+  throw errorWithCode(UNEXPECTED_ANSWER, answer.status, "The answer does not carry a list of Pets.");
 }
 
 /** The targets of a `Link` header whose `rel` includes `rel` (RFC 8288). */

@@ -114,8 +114,8 @@ function settle(
 function authenticate(
   handler: Handler,
   exchange: Exchange,
-  headers: Record<string, string> | undefined,
   operation: () => Awaitable<PetStoreResponse>,
+  headers?: Record<string, string>,
 ): Awaitable<PetStoreResponse> {
   const credentials = readBearer(exchange.headers.authorization);
   if (credentials.kind === "repeated") {
@@ -185,11 +185,11 @@ function run(handler: Handler, exchange: Exchange): Awaitable<PetStoreResponse> 
     case "public":
       return exchange.json(200, (handler.publicRoutes[found.name] as () => JsonText)());
     case "item":
-      return authenticate(handler, exchange, handler.deprecation, () => getPetResponse(handler, exchange, found.rawId));
+      return authenticate(handler, exchange, () => getPetResponse(handler, exchange, found.rawId), handler.deprecation);
     default:
       return exchange.method === "POST"
-        ? authenticate(handler, exchange, undefined, () => createPetResponse(handler, exchange))
-        : authenticate(handler, exchange, undefined, () => listPetsResponse(handler, exchange, query));
+        ? authenticate(handler, exchange, () => createPetResponse(handler, exchange))
+        : authenticate(handler, exchange, () => listPetsResponse(handler, exchange, query));
   }
 }
 

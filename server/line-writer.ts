@@ -113,7 +113,7 @@ export class LineWriter {
     clearTimeout(this.timer);
     this.timer = undefined;
     if (this.sync) {
-      this.flushSync(false);
+      this.writeNow();
       this.settle();
       return;
     }
@@ -182,17 +182,19 @@ export class LineWriter {
   }
 
   /**
-   * Writes everything now: at process exit (where nothing asynchronous runs any more, `last`),
-   * and for every chunk when the descriptor is a file or a terminal. At exit, bytes in flight are
-   * taken as written: the write has almost always happened and only its callback is still to
-   * come, so writing them again would repeat lines.
+   * Writes everything now, at process exit (where nothing asynchronous runs any more). Bytes in
+   * flight are taken as written: the write has almost always happened and only its callback is
+   * still to come, so writing them again would repeat lines.
    */
-  flushSync(last = true): void {
-    if (last) {
-      this.unhook();
-      clearTimeout(this.retry);
-      this.inFlight = undefined;
-    }
+  flushSync(): void {
+    this.unhook();
+    clearTimeout(this.retry);
+    this.inFlight = undefined;
+    this.writeNow();
+  }
+
+  /** Writes everything buffered now, unless a write is in flight: at exit, and for every chunk to a file or a terminal. */
+  private writeNow(): void {
     clearTimeout(this.timer);
     this.timer = undefined;
     if (this.inFlight !== undefined || (this.refused === undefined && this.used === 0)) return;

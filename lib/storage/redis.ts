@@ -280,7 +280,7 @@ function buildStore(
    * One create: at a guessed id in one script, or it takes the next id (or finds the key's record),
    * then writes the pet (and the record).
    */
-  async function createOnceOrReplay(data: PetData, record: IdempotencyRecord | undefined): Promise<CreateOnceResult> {
+  async function createOnceOrReplay(data: PetData, record?: IdempotencyRecord): Promise<CreateOnceResult> {
     let rawId: string;
     const guess = ids?.guess();
     if (guess !== undefined && ids !== undefined) {
@@ -345,7 +345,7 @@ function buildStore(
     },
     async create(data: PetData): Promise<Pet> {
       ensureOpen();
-      const result = await createOnceOrReplay(data, undefined);
+      const result = await createOnceOrReplay(data);
       if ("conflict" in result) throw new Error("redis storage: a create without a key met a key");
       return result.pet;
     },

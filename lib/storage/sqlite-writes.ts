@@ -33,7 +33,7 @@ export interface WriteQueue {
 
 export interface SqliteWriter {
   /** One create, with or without an idempotency key: the new pet, its replay, or the key's conflict. */
-  createOnceOrReplay(data: PetData, record: IdempotencyRecord | undefined): Promise<CreateOnceResult>;
+  createOnceOrReplay(data: PetData, record?: IdempotencyRecord): Promise<CreateOnceResult>;
 }
 
 /** A queue of writes, each run after the one before has settled. */
@@ -163,10 +163,7 @@ export function makeWriter(
    * One create: serialised `BEGIN IMMEDIATE` transactions of three calls to the driver each. With
    * a key, first as if the key were fresh; when it has a record, by its claim (`claimAndCreate`).
    */
-  const createOnceOrReplay = async (
-    data: PetData,
-    record: IdempotencyRecord | undefined,
-  ): Promise<CreateOnceResult> => {
+  const createOnceOrReplay = async (data: PetData, record?: IdempotencyRecord): Promise<CreateOnceResult> => {
     // Keyv's text of the pet (its value, in Keyv's format) and its served text, around the id to come.
     const text = { value: keyvTextAround(values, data), pet: petTextAround(data) };
     const outcome = await serialise(async (): Promise<Outcome> => {

@@ -166,7 +166,7 @@ export async function sqliteStorage(options: SqliteStorageOptions): Promise<PetS
     kind: "sqlite",
     async create(data: PetData): Promise<Pet> {
       ensureOpen("write");
-      const result = await createOnceOrReplay(data, undefined);
+      const result = await createOnceOrReplay(data);
       // A create that landed in a file removed meanwhile is not acknowledged.
       fileCheck.verify();
       if ("conflict" in result) throw new Error("sqlite storage: a create without a key met a key");
