@@ -8,11 +8,11 @@ import { randomBytes } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { memoryStorage } from "../lib/storage/memory.ts";
+import { memoryStorage } from "../lib/storage/memory/index.ts";
 import type { PetStorage } from "../lib/storage/port.ts";
-import { postgresStorage } from "../lib/storage/postgres.ts";
-import { redisStorage } from "../lib/storage/redis.ts";
-import { sqliteStorage } from "../lib/storage/sqlite.ts";
+import { postgresStorage } from "../lib/storage/postgres/index.ts";
+import { redisStorage } from "../lib/storage/redis/index.ts";
+import { sqliteStorage } from "../lib/storage/sqlite/index.ts";
 import { pgPool, redisClient } from "./drivers.ts";
 
 export const BACKENDS = ["memory", "sqlite", "redis", "postgres"] as const;

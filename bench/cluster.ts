@@ -8,7 +8,7 @@
 import type { ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import autocannon from "autocannon";
-import { redisStorage } from "../lib/storage/redis.ts";
+import { redisStorage } from "../lib/storage/redis/index.ts";
 import { redisClusterInstallable, startRedisCluster } from "../test/support/redis-cluster.ts";
 import { Unavailable } from "./backends.ts";
 import { cleanupOnInterrupt, cpuOf, finish, start, stop, waitFor } from "./child.ts";

@@ -58,7 +58,7 @@ export async function fill(bench: BenchStorage, n: number): Promise<void> {
   }
 }
 
-/** Values as @keyv/redis keys them (`<ns>::<id>`), the sorted sets and the sequence of redis.ts. */
+/** Values as @keyv/redis keys them (`<ns>::<id>`), the sorted sets and the sequence of redis/index.ts. */
 async function fillRedis(url: string, namespace: string, n: number): Promise<void> {
   const client = await redisClient(url);
   try {

@@ -6,7 +6,7 @@
  * Run by bench/run.ts; by hand: `node --expose-gc --import tsx bench/heap.ts [--quick]`.
  */
 import { createPetStore } from "../lib/index.ts";
-import { memoryStorage } from "../lib/storage/memory.ts";
+import { memoryStorage } from "../lib/storage/memory/index.ts";
 import { finish } from "./child.ts";
 import { benchPet } from "./fill.ts";
 import { QUICK } from "./measure.ts";

@@ -15,7 +15,7 @@ import { randomBytes, randomUUID } from "node:crypto";
 import autocannon from "autocannon";
 import { fingerprintOf } from "../lib/idempotency.ts";
 import { createPetStore } from "../lib/index.ts";
-import { MemoryKeys } from "../lib/storage/memory-keys.ts";
+import { MemoryKeys } from "../lib/storage/memory/keys.ts";
 import { type BackendKind, type BenchStorage, openBench } from "./backends.ts";
 import { cleanupOnInterrupt, finish, start, stop, waitFor } from "./child.ts";
 import { alternating, concurrent, median, QUICK, skipped, spread } from "./measure.ts";

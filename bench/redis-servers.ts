@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { redisStorage } from "../lib/storage/redis.ts";
+import { redisStorage } from "../lib/storage/redis/index.ts";
 
 /** A TCP port nothing listens on right now. */
 function findFreePort(): Promise<number> {

@@ -51,17 +51,17 @@ export {
 } from "./schemas.ts";
 export type { BreakerOptions } from "./storage/breaker.ts";
 export { InvalidRecordError } from "./storage/failures.ts";
-export type { MemoryStorageOptions } from "./storage/memory.ts";
-export { memoryStorage } from "./storage/memory.ts";
+export type { MemoryStorageOptions } from "./storage/memory/index.ts";
+export { memoryStorage } from "./storage/memory/index.ts";
 export type { OpenStorageOptions } from "./storage/open.ts";
 export { openStorage, StorageConfigError } from "./storage/open.ts";
 export type { CreateOnceResult, IdempotencyRecord, ListPage, PetData, PetStorage } from "./storage/port.ts";
-export type { PostgresStorageOptions } from "./storage/postgres.ts";
-export { postgresStorage } from "./storage/postgres.ts";
-export type { RedisStorageOptions } from "./storage/redis.ts";
-export { redisStorage } from "./storage/redis.ts";
-export type { SqliteStorageOptions } from "./storage/sqlite.ts";
-export { sqliteStorage } from "./storage/sqlite.ts";
+export type { PostgresStorageOptions } from "./storage/postgres/index.ts";
+export { postgresStorage } from "./storage/postgres/index.ts";
+export type { RedisStorageOptions } from "./storage/redis/index.ts";
+export { redisStorage } from "./storage/redis/index.ts";
+export type { SqliteStorageOptions } from "./storage/sqlite/index.ts";
+export { sqliteStorage } from "./storage/sqlite/index.ts";
 export type { Handle, PetStore, PetStoreOptions, Respond } from "./store.ts";
 export { createPetStore } from "./store.ts";
 

@@ -30,7 +30,7 @@ import { cannotHang } from "./storage/capabilities.ts";
 import { redactUrl } from "./storage/config-error.ts";
 import { reportRecordsOnce } from "./storage/failures.ts";
 import { guardStorage } from "./storage/guard.ts";
-import { memoryStorage } from "./storage/memory.ts";
+import { memoryStorage } from "./storage/memory/index.ts";
 import type { PetStorage } from "./storage/port.ts";
 import { ReadClock } from "./storage/read-clock.ts";
 import { reportStorageTo } from "./storage/report-to.ts";

@@ -6,11 +6,11 @@
  * Backend drivers are optional peer dependencies, loaded only when asked for.
  */
 import { redactUrl, StorageConfigError } from "./config-error.ts";
-import { memoryStorage } from "./memory.ts";
+import { memoryStorage } from "./memory/index.ts";
 import type { PetStorage } from "./port.ts";
-import { postgresStorage } from "./postgres.ts";
-import { redisStorage } from "./redis.ts";
-import { sqliteStorage } from "./sqlite.ts";
+import { postgresStorage } from "./postgres/index.ts";
+import { redisStorage } from "./redis/index.ts";
+import { sqliteStorage } from "./sqlite/index.ts";
 import { checkUrlParams } from "./url-params.ts";
 
 export { StorageConfigError } from "./config-error.ts";

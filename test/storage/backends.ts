@@ -9,11 +9,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { PetStatus } from "../../lib/schemas.ts";
 import { requireFromDriver } from "../../lib/storage/driver.ts";
-import { memoryStorage } from "../../lib/storage/memory.ts";
+import { memoryStorage } from "../../lib/storage/memory/index.ts";
 import type { PetStorage } from "../../lib/storage/port.ts";
-import { postgresStorage } from "../../lib/storage/postgres.ts";
-import { redisStorage } from "../../lib/storage/redis.ts";
-import { sqliteStorage } from "../../lib/storage/sqlite.ts";
+import { postgresStorage } from "../../lib/storage/postgres/index.ts";
+import { redisStorage } from "../../lib/storage/redis/index.ts";
+import { sqliteStorage } from "../../lib/storage/sqlite/index.ts";
 import { redisClusterBackend } from "./redis-cluster-backend.ts";
 import { POSTGRES_URL, REDIS_URL, redisClusterAvailable, serviceAvailable } from "./services.ts";
 

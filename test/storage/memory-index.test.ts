@@ -5,7 +5,7 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import type { Pet, PetStatus } from "../../lib/schemas.ts";
-import { memoryStorage } from "../../lib/storage/memory.ts";
+import { memoryStorage } from "../../lib/storage/memory/index.ts";
 
 const STATUSES: PetStatus[] = ["available", "pending", "sold"];
 

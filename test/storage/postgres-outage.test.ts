@@ -9,7 +9,7 @@ import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import type { PetStore } from "../../lib/index.ts";
 import type { PetStorage } from "../../lib/storage/port.ts";
-import { postgresStorage } from "../../lib/storage/postgres.ts";
+import { postgresStorage } from "../../lib/storage/postgres/index.ts";
 import { call, json, makeStore } from "../support/helpers.ts";
 import { postgresBackend } from "./backends.ts";
 import { answers503, eventually, freePort, storageRejectsEverything } from "./outage.ts";

@@ -1,15 +1,15 @@
 /**
  * The Redis Cluster backend of the storage tests: one cluster per test run (3 primaries, 3
  * replicas, started on first use, ended with the process), a hash-tagged key prefix per namespace
- * as redis.ts lays them out, and raw access through a cluster client of its own.
+ * as redis/index.ts lays them out, and raw access through a cluster client of its own.
  */
-import { redisStorage } from "../../lib/storage/redis.ts";
+import { redisStorage } from "../../lib/storage/redis/index.ts";
 import { type OwnCluster, startRedisCluster } from "../support/redis-cluster.ts";
 import type { Backend } from "./backends.ts";
 
 type RedisDriver = typeof import("@keyv/redis");
 
-/** Keys of a namespace on a cluster (`{<ns>}:…`, one slot), as redis.ts lays them out. */
+/** Keys of a namespace on a cluster (`{<ns>}:…`, one slot), as redis/index.ts lays them out. */
 const nameClusterKeys = (ns: string) => {
   const prefix = `{${ns}}`;
   return { prefix, value: (id: number) => `${prefix}::${id}`, record: `${prefix}:idem:1:s:k` };

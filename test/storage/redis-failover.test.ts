@@ -9,7 +9,7 @@ import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { isPetStoreError } from "../../lib/errors.ts";
 import type { PetStore } from "../../lib/index.ts";
-import { redisStorage } from "../../lib/storage/redis.ts";
+import { redisStorage } from "../../lib/storage/redis/index.ts";
 import type { LoadResult, Pet } from "../faults/support.ts";
 import {
   KEY,

@@ -1,13 +1,13 @@
 /**
- * Guessed ids of Redis creates (lib/storage/redis-id-guess.ts): the counting, and over a real
+ * Guessed ids of Redis creates (lib/storage/redis/id-guess.ts): the counting, and over a real
  * server, one round trip a create once the sequence is known, the fall back to INCR when another
  * process created, and two stores creating together on one namespace losing nothing.
  */
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import type { PetStorage } from "../../lib/storage/port.ts";
-import { redisStorage } from "../../lib/storage/redis.ts";
-import { makeIdGuesses } from "../../lib/storage/redis-id-guess.ts";
+import { makeIdGuesses } from "../../lib/storage/redis/id-guess.ts";
+import { redisStorage } from "../../lib/storage/redis/index.ts";
 import { watchCommands } from "./redis-monitor.ts";
 import { REDIS_URL, RUN, serviceAvailable } from "./services.ts";
 

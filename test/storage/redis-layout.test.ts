@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import type { PetStorage } from "../../lib/storage/port.ts";
-import { redisStorage } from "../../lib/storage/redis.ts";
+import { redisStorage } from "../../lib/storage/redis/index.ts";
 import { type OwnRedis, ownRedis } from "../faults/support.ts";
 import { ROOT } from "../support/program.ts";
 import { runCluster } from "./redis-cluster-backend.ts";

@@ -9,7 +9,7 @@ import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import type { PetStore } from "../../lib/index.ts";
 import type { PetStorage } from "../../lib/storage/port.ts";
-import { redisStorage } from "../../lib/storage/redis.ts";
+import { redisStorage } from "../../lib/storage/redis/index.ts";
 import type { OwnRedis } from "../faults/support.ts";
 import { ownRedis, redisServerInstalled } from "../faults/support.ts";
 import { call, json, makeStore } from "../support/helpers.ts";

@@ -1,5 +1,5 @@
 /**
- * Redis pages in one round trip (lib/storage/redis-page-guess.ts): the values of the pets a page
+ * Redis pages in one round trip (lib/storage/redis/page-guess.ts): the values of the pets a page
  * is guessed to hold are asked (MGET) in the same write as the index (ZRANGEBYSCORE). Proven with
  * a proxy that holds Redis's replies back: what the store sends before any reply is one round
  * trip. A page guessed wrong is still served as the index says, with a second MGET.
@@ -7,8 +7,8 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import type { PetStorage } from "../../lib/storage/port.ts";
-import { redisStorage } from "../../lib/storage/redis.ts";
-import { guessHolds, makePageGuesses } from "../../lib/storage/redis-page-guess.ts";
+import { redisStorage } from "../../lib/storage/redis/index.ts";
+import { guessHolds, makePageGuesses } from "../../lib/storage/redis/page-guess.ts";
 import { type HoldProxy, startHoldProxy } from "./redis-hold-proxy.ts";
 import { REDIS_URL, RUN, serviceAvailable } from "./services.ts";
 

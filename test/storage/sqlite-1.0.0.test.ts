@@ -18,7 +18,7 @@ import * as assert from "uvu/assert";
 import { createPetStore, type PetStore } from "../../lib/index.ts";
 import { requireFromDriver } from "../../lib/storage/driver.ts";
 import type { PetStorage } from "../../lib/storage/port.ts";
-import { sqliteStorage } from "../../lib/storage/sqlite.ts";
+import { sqliteStorage } from "../../lib/storage/sqlite/index.ts";
 
 type Sqlite3 = typeof import("sqlite3");
 type Status = "available" | "pending" | "sold";

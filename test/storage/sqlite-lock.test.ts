@@ -11,7 +11,7 @@ import * as assert from "uvu/assert";
 import type { PetStore } from "../../lib/index.ts";
 import { requireFromDriver } from "../../lib/storage/driver.ts";
 import type { PetStorage } from "../../lib/storage/port.ts";
-import { sqliteStorage } from "../../lib/storage/sqlite.ts";
+import { sqliteStorage } from "../../lib/storage/sqlite/index.ts";
 import { call, errorOf, json, makeStore } from "../support/helpers.ts";
 import { settles } from "./outage.ts";
 

@@ -12,7 +12,7 @@ import * as assert from "uvu/assert";
 import { fingerprintOf } from "../../lib/idempotency.ts";
 import { requireFromDriver } from "../../lib/storage/driver.ts";
 import type { IdempotencyRecord, PetData, PetStorage } from "../../lib/storage/port.ts";
-import { sqliteStorage } from "../../lib/storage/sqlite.ts";
+import { sqliteStorage } from "../../lib/storage/sqlite/index.ts";
 import { settles } from "./outage.ts";
 
 type Sqlite3 = typeof import("sqlite3");

@@ -5,7 +5,7 @@
  * and compiles the write statements once. Also the promise wrappers of the driver's callbacks.
  */
 
-import { loadNodeBuiltin } from "../node-builtin.ts";
+import { loadNodeBuiltin } from "../../node-builtin.ts";
 
 export type Sqlite3 = typeof import("sqlite3");
 export type Database = import("sqlite3").Database;

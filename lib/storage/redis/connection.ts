@@ -4,10 +4,10 @@
  * themselves; a cluster is asked for its map again while a node fails, as node-redis does so only
  * on a MOVED reply, which a killed primary never sends. Writes that WAIT get a connection of their own.
  */
-import { unreachable } from "./config-error.ts";
-import { loadDriver } from "./driver.ts";
-import type { WriteClient } from "./redis-durability.ts";
-import type { ScriptRunner } from "./redis-scripts.ts";
+import { unreachable } from "../config-error.ts";
+import { loadDriver } from "../driver.ts";
+import type { WriteClient } from "./durability.ts";
+import type { ScriptRunner } from "./scripts.ts";
 
 export type RedisDriver = typeof import("@keyv/redis");
 

@@ -3,16 +3,16 @@
  * and beside it what Keyv cannot do: a sequence `<table>_id_seq` and an index table
  * `<table>_index (id, status)`. A page is one prepared statement: the index range (O(log n + limit)
  * whatever the filter) and each pet's value by its primary key. Here: the options, opening, reads
- * and clear; the pool and schema are in postgres-connection.ts, creates in postgres-writes.ts.
+ * and clear; the pool and schema are in postgres/connection.ts, creates in postgres/writes.ts.
  */
-import type { Pet, PetStatus } from "../schemas.ts";
-import { PET_STATUSES } from "../schemas.ts";
-import { redactUrl, StorageConfigError, unreachable } from "./config-error.ts";
-import { loadDriver, requireFromDriver } from "./driver.ts";
-import type { CreateOnceResult, IdempotencyRecord, ListPage, PetStorage } from "./port.ts";
-import { createSchema, nameStatement, openPool, type PgModule, type PgNamedQuery } from "./postgres-connection.ts";
-import { makeWriter } from "./postgres-writes.ts";
-import { indexedId, petOfKeyvText, petValues, readPet, storageClosed } from "./values.ts";
+import type { Pet, PetStatus } from "../../schemas.ts";
+import { PET_STATUSES } from "../../schemas.ts";
+import { redactUrl, StorageConfigError, unreachable } from "../config-error.ts";
+import { loadDriver, requireFromDriver } from "../driver.ts";
+import type { CreateOnceResult, IdempotencyRecord, ListPage, PetStorage } from "../port.ts";
+import { indexedId, petOfKeyvText, petValues, readPet, storageClosed } from "../values.ts";
+import { createSchema, nameStatement, openPool, type PgModule, type PgNamedQuery } from "./connection.ts";
+import { makeWriter } from "./writes.ts";
 
 type KeyvPostgresDriver = typeof import("@keyv/postgres");
 

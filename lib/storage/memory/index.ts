@@ -3,13 +3,13 @@
  * index per status (columns of the same values), so a page costs a binary search and a copy
  * whatever the size of the store.
  */
-import type { Pet, PetStatus } from "../schemas.ts";
-import { PET_STATUSES } from "../schemas.ts";
-import { withTwin } from "./create-now.ts";
-import { MemoryKeys } from "./memory-keys.ts";
-import type { CreateOnceResult, IdempotencyRecord, ListPage, PetData, PetStorage } from "./port.ts";
-import type { CountsWrites } from "./write-count.ts";
-import { WRITE_COUNT } from "./write-count.ts";
+import type { Pet, PetStatus } from "../../schemas.ts";
+import { PET_STATUSES } from "../../schemas.ts";
+import { withTwin } from "../create-now.ts";
+import type { CreateOnceResult, IdempotencyRecord, ListPage, PetData, PetStorage } from "../port.ts";
+import type { CountsWrites } from "../write-count.ts";
+import { WRITE_COUNT } from "../write-count.ts";
+import { MemoryKeys } from "./keys.ts";
 
 /** Expired idempotency records removed per write at most: a write never pays for a long quiet spell at once. */
 const SWEEP_BATCH = 64;

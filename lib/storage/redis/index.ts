@@ -2,21 +2,15 @@
  * Redis storage: pet values in Keyv's keys (@keyv/redis writes `<namespace>::<id>`, Keyv's format),
  * and beside them what Keyv cannot do: the id sequence and sorted sets of ids (all pets, and one per
  * status). On a Redis Cluster every key starts with `{<namespace>}:`, one hash tag, so one slot.
- * A create is one script at a guessed id (redis-id-guess.ts), else takes its id, then writes the pet
+ * A create is one script at a guessed id (redis/id-guess.ts), else takes its id, then writes the pet
  * atomically; a page is two commands (the index, and the values), sent together when its pets
- * were guessed (redis-page-guess.ts). docs/STORAGE.md.
+ * were guessed (redis/page-guess.ts). docs/STORAGE.md.
  */
-import type { Pet, PetStatus } from "../schemas.ts";
-import { redactUrl, StorageConfigError } from "./config-error.ts";
-import { loadDriver } from "./driver.ts";
-import { blameRecord, invalidRecord } from "./failures.ts";
-import type { CreateOnceResult, IdempotencyRecord, ListPage, PetData, PetStorage } from "./port.ts";
-import { connectCluster } from "./redis-cluster.ts";
-import { connectServer, type RedisConnection, type RedisDriver } from "./redis-connection.ts";
-import { makeReplicatedWrites } from "./redis-durability.ts";
-import { type Guess, type IdGuesses, makeIdGuesses } from "./redis-id-guess.ts";
-import { guessHolds, makePageGuesses } from "./redis-page-guess.ts";
-import { CLAIM, readReply, runScript, WRITE, WRITE_AT, WRITE_ONCE_AT } from "./redis-scripts.ts";
+import type { Pet, PetStatus } from "../../schemas.ts";
+import { redactUrl, StorageConfigError } from "../config-error.ts";
+import { loadDriver } from "../driver.ts";
+import { blameRecord, invalidRecord } from "../failures.ts";
+import type { CreateOnceResult, IdempotencyRecord, ListPage, PetData, PetStorage } from "../port.ts";
 import {
   checkNewId,
   indexedId,
@@ -26,7 +20,13 @@ import {
   readPet,
   sequenceExhausted,
   storageClosed,
-} from "./values.ts";
+} from "../values.ts";
+import { connectCluster } from "./cluster.ts";
+import { connectServer, type RedisConnection, type RedisDriver } from "./connection.ts";
+import { makeReplicatedWrites } from "./durability.ts";
+import { type Guess, type IdGuesses, makeIdGuesses } from "./id-guess.ts";
+import { guessHolds, makePageGuesses } from "./page-guess.ts";
+import { CLAIM, readReply, runScript, WRITE, WRITE_AT, WRITE_ONCE_AT } from "./scripts.ts";
 
 /** Where a Redis store keeps its pets: one server (`url`) or a Redis Cluster (`cluster`), never both. */
 export interface RedisStorageOptions {

@@ -4,14 +4,15 @@
  * `<table>_index (id, status, pet)` whose `pet` is the pet's served text. A page is one compiled
  * statement: the index range (O(log n + limit) whatever the filter), nothing joined. Here: the
  * options, opening, the calls and clear; the write connection and schema are in
- * sqlite-connection.ts, the served texts in sqlite-pet-texts.ts, creates in sqlite-writes.ts, the
- * read connection in sqlite-reads.ts, the check of the file under a running server in sqlite-file.ts.
+ * sqlite/connection.ts, the served texts in sqlite/pet-texts.ts, creates in sqlite/writes.ts, the
+ * read connection in sqlite/reads.ts, the check of the file under a running server in sqlite/file.ts.
  */
-import type { Pet } from "../schemas.ts";
-import { causeOf, StorageConfigError } from "./config-error.ts";
-import { loadDriver, requireFromDriver } from "./driver.ts";
-import type { CreateOnceResult, IdempotencyRecord, ListPage, PetData, PetStorage } from "./port.ts";
-import { REPORT_TO } from "./report-to.ts";
+import type { Pet } from "../../schemas.ts";
+import { causeOf, StorageConfigError } from "../config-error.ts";
+import { loadDriver, requireFromDriver } from "../driver.ts";
+import type { CreateOnceResult, IdempotencyRecord, ListPage, PetData, PetStorage } from "../port.ts";
+import { REPORT_TO } from "../report-to.ts";
+import { indexedId, petOfKeyvText, petOfServedText, petValues, storageClosed } from "../values.ts";
 import {
   closeDatabase,
   compileWrites,
@@ -24,13 +25,12 @@ import {
   type Sqlite3,
   setUpSchema,
   type WriteStatements,
-} from "./sqlite-connection.ts";
-import { checkDatabaseFile, type FileCheck } from "./sqlite-file.ts";
-import { addPetTexts, fillPetTexts } from "./sqlite-pet-texts.ts";
-import { inIdOrder, openReads, pageTexts, type SqliteReads } from "./sqlite-reads.ts";
-import { getTrusted, listTrusted } from "./sqlite-served-copy.ts";
-import { makeWriteQueue, makeWriter } from "./sqlite-writes.ts";
-import { indexedId, petOfKeyvText, petOfServedText, petValues, storageClosed } from "./values.ts";
+} from "./connection.ts";
+import { checkDatabaseFile, type FileCheck } from "./file.ts";
+import { addPetTexts, fillPetTexts } from "./pet-texts.ts";
+import { inIdOrder, openReads, pageTexts, type SqliteReads } from "./reads.ts";
+import { getTrusted, listTrusted } from "./served-copy.ts";
+import { makeWriteQueue, makeWriter } from "./writes.ts";
 
 type KeyvSqliteDriver = typeof import("@keyv/sqlite");
 
@@ -100,7 +100,7 @@ export async function sqliteStorage(options: SqliteStorageOptions): Promise<PetS
   let closing: Promise<void> | undefined;
   let file: FileCheck | undefined;
   // A closed store refuses calls before they reach the driver; so does one whose file is gone
-  // (a write checks the file itself, a read a verdict of the last 100 ms: sqlite-file.ts).
+  // (a write checks the file itself, a read a verdict of the last 100 ms: sqlite/file.ts).
   const ensureOpen = (write?: "write") => {
     if (closing !== undefined) throw storageClosed("sqlite");
     if (write === undefined) file?.verifyRecent();
@@ -147,7 +147,7 @@ export async function sqliteStorage(options: SqliteStorageOptions): Promise<PetS
   const { serialise } = queue;
   const repairs = { db: own, table, values, serialise };
   /**
-   * The pet of an index row as the reads give it (sqlite-reads.ts): its served text, or
+   * The pet of an index row as the reads give it (sqlite/reads.ts): its served text, or
    * `[id, Keyv's value]` when the text is NULL. `id`: the one asked for, checked against the row's.
    */
   const readPet = (raw: unknown, id?: number): Pet => {

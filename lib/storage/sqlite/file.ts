@@ -5,8 +5,8 @@
  * take writes no later process finds: the store answers 503 instead and reports it once per change,
  * with the path, to the store's onError. docs/STORAGE.md, "SQLite: the file under a running server".
  */
-import { loadNodeBuiltin } from "../node-builtin.ts";
-import { type Database, queryAll } from "./sqlite-connection.ts";
+import { loadNodeBuiltin } from "../../node-builtin.ts";
+import { type Database, queryAll } from "./connection.ts";
 
 type Fs = typeof import("node:fs");
 

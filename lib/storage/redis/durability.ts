@@ -4,8 +4,8 @@
  * WAIT), and those that arrive while a WAIT is out go together after it with one WAIT for all (a
  * group commit): a slow or missing replica delays a create by two WAITs at most.
  */
-import { PetStoreError } from "../errors.ts";
-import { isNoScript, type Script } from "./redis-scripts.ts";
+import { PetStoreError } from "../../errors.ts";
+import { isNoScript, type Script } from "./scripts.ts";
 
 /** The part of a node-redis client the writes use. */
 export interface WriteClient {

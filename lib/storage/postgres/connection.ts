@@ -4,7 +4,7 @@
  * when one disconnects). The pool fails fast (connect, query and statement time-outs) and
  * reconnects by itself on the next call. Also the schema, created when missing, and named statements.
  */
-import { sha1Hex } from "../digest.ts";
+import { sha1Hex } from "../../digest.ts";
 
 /** A statement pg prepares once per connection (by `name`) and then only executes. */
 export interface PgNamedQuery {

@@ -4,7 +4,7 @@
  * undeclared ones), so the id a create takes comes from a step before the script that writes it.
  * Details: docs/STORAGE.md, "Redis creates and pages".
  */
-import { sha1Hex } from "../digest.ts";
+import { sha1Hex } from "../../digest.ts";
 
 /** A Lua script and its SHA-1, run with EVALSHA (EVAL once when the server does not have it yet). */
 export interface Script {
@@ -98,7 +98,7 @@ export function runScript(client: ScriptRunner, lua: Script, keys: string[], arg
 export const readReply = (reply: unknown): string[] => (Array.isArray(reply) ? reply.map(String) : []);
 
 /**
- * A plain create in one round trip, at the id the store guessed (redis-id-guess.ts): when the
+ * A plain create in one round trip, at the id the store guessed (redis/id-guess.ts): when the
  * sequence stands just below it, takes it and writes the value before both index entries, as WRITE
  * does; else writes nothing and answers `moved`. KEYS: the sequence, the value, the index of all
  * pets, the index of the pet's status. ARGV: the id, the value's text.

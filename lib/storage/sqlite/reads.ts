@@ -13,7 +13,7 @@ import {
   queryAll,
   type Row,
   type Sqlite3,
-} from "./sqlite-connection.ts";
+} from "./connection.ts";
 
 /** The read statements of a store: on its read connection, or queued behind its writes (`:memory:`). */
 export type ReadStatements = Record<
@@ -46,7 +46,7 @@ async function compileReads(db: Database, table: string, prepared: Prepared[]): 
   };
   // A page is one range read of the index, one column a row (each column costs the driver a
   // conversion a row): the pet's served text, or for a text that is NULL (stale, or never
-  // written: sqlite-pet-texts.ts) `[id, Keyv's value]`, the value read by its key.
+  // written: sqlite/pet-texts.ts) `[id, Keyv's value]`, the value read by its key.
   const petOrValue = `CASE WHEN i.pet IS NOT NULL THEN i.pet ELSE json_array(i.id, (SELECT v.value FROM ${table}_values v WHERE v.key = 'pets:' || i.id)) END AS pet`;
   const range = (where: string) => `SELECT ${petOrValue} FROM ${table}_index i WHERE ${where} ORDER BY i.id LIMIT ?`;
   const compilePage = (where: string) => compile(range(where));

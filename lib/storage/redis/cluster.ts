@@ -4,8 +4,8 @@
  * fails, the client is asked for the cluster's map again, as node-redis does so by itself only on a
  * MOVED reply, which a killed primary never sends: a promoted replica is then found without a restart.
  */
-import { redactUrl, unreachable } from "./config-error.ts";
-import { loadDriver } from "./driver.ts";
+import { redactUrl, unreachable } from "../config-error.ts";
+import { loadDriver } from "../driver.ts";
 import {
   type Closable,
   closeClient,
@@ -16,8 +16,8 @@ import {
   type RedisCommands,
   type RedisConnection,
   type RedisDriver,
-} from "./redis-connection.ts";
-import type { WriteClient } from "./redis-durability.ts";
+} from "./connection.ts";
+import type { WriteClient } from "./durability.ts";
 
 /** The map is asked for at most this often while nodes fail. */
 const REDISCOVER_MS = 200;

@@ -5,10 +5,10 @@
  * lock is taken or an unexpired record exists. Steps: docs/STORAGE.md, "Postgres creates".
  */
 import type Keyv from "keyv";
-import type { Pet } from "../schemas.ts";
-import type { CreateOnceResult, IdempotencyRecord, PetData } from "./port.ts";
-import { nameStatement, type PgNamedQuery, type PgPool } from "./postgres-connection.ts";
-import { checkNewId, keyvTextAround, petOfKeyvText, sequenceExhausted } from "./values.ts";
+import type { Pet } from "../../schemas.ts";
+import type { CreateOnceResult, IdempotencyRecord, PetData } from "../port.ts";
+import { checkNewId, keyvTextAround, petOfKeyvText, sequenceExhausted } from "../values.ts";
+import { nameStatement, type PgNamedQuery, type PgPool } from "./connection.ts";
 
 const SEQUENCE_EXHAUSTED = "2200H";
 /** Expired idempotency records are deleted at most this often (by the writes' clock), this many at a time. */

@@ -7,9 +7,9 @@
  * what the record no longer says. A file made before the column existed gains it on open.
  */
 import type Keyv from "keyv";
-import { petTextAround } from "../json.ts";
-import { type Database, exec, queryAll } from "./sqlite-connection.ts";
-import { petOfKeyvText } from "./values.ts";
+import { petTextAround } from "../../json.ts";
+import { petOfKeyvText } from "../values.ts";
+import { type Database, exec, queryAll } from "./connection.ts";
 
 /** Rows filled per transaction when a file gains the column: short write locks for other processes. */
 const FILL_BATCH = 500;

@@ -1,16 +1,16 @@
 /**
- * SQLite's served copy of a pet (`<table>_index.pet`, sqlite-pet-texts.ts) is a cache of Keyv's
+ * SQLite's served copy of a pet (`<table>_index.pet`, sqlite/pet-texts.ts) is a cache of Keyv's
  * record, never trusted over it: a copy that is not a valid Pet is answered from the record, and
  * rewritten from it. Only when the record itself is bad is the request a `500`.
  */
 import type Keyv from "keyv";
-import { petTextAround } from "../json.ts";
-import type { Pet } from "../schemas.ts";
-import { invalidRecordOf, isInvalidData } from "./failures.ts";
-import type { ListPage } from "./port.ts";
-import { type Database, queryAll } from "./sqlite-connection.ts";
-import type { WriteQueue } from "./sqlite-writes.ts";
-import { petOfKeyvText } from "./values.ts";
+import { petTextAround } from "../../json.ts";
+import type { Pet } from "../../schemas.ts";
+import { invalidRecordOf, isInvalidData } from "../failures.ts";
+import type { ListPage } from "../port.ts";
+import { petOfKeyvText } from "../values.ts";
+import { type Database, queryAll } from "./connection.ts";
+import type { WriteQueue } from "./writes.ts";
 
 /** What repairs need: the write connection and its queue, the store's table and Keyv. */
 export interface CopyRepairs {

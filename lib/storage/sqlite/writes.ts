@@ -5,10 +5,10 @@
  * another; other processes wait on the file lock. Steps: docs/STORAGE.md, "SQLite creates".
  */
 import type Keyv from "keyv";
-import { petTextAround } from "../json.ts";
-import type { CreateOnceResult, IdempotencyRecord, PetData } from "./port.ts";
-import { type Database, exec, type Prepared, queryAll, quote, type WriteStatements } from "./sqlite-connection.ts";
-import { checkNewId, keyvTextAround, petOfKeyvText, sequenceExhausted } from "./values.ts";
+import { petTextAround } from "../../json.ts";
+import type { CreateOnceResult, IdempotencyRecord, PetData } from "../port.ts";
+import { checkNewId, keyvTextAround, petOfKeyvText, sequenceExhausted } from "../values.ts";
+import { type Database, exec, type Prepared, queryAll, quote, type WriteStatements } from "./connection.ts";
 
 /** Expired idempotency records are deleted at most this often (by the writes' clock), this many at a time. */
 const SWEEP_EVERY_MS = 60_000;
