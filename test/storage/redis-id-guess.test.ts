@@ -6,7 +6,7 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import type { PetStorage } from "../../lib/storage/port.ts";
-import { makeIdGuesses } from "../../lib/storage/redis/id-guess.ts";
+import { makeIdGuesses, takeIds } from "../../lib/storage/redis/id-guess.ts";
 import { redisStorage } from "../../lib/storage/redis/index.ts";
 import { watchCommands } from "./redis-monitor.ts";
 import { REDIS_URL, RUN, serviceAvailable } from "./services.ts";
@@ -94,6 +94,41 @@ g("the guesses sent together miss together: they count as one miss, and none und
   if (burst[1]) ids.miss(burst[1]);
   if (burst[2]) ids.miss(burst[2]);
   assert.is(ids.guess()?.id, 18, "quiet for 8 creates only, and the sequence still known");
+});
+g(
+  "takeIds: a create runs at the guess once an INCR told where the sequence is; a miss, a failure or an uncounted run stops the guesses",
+  async () => {
+    const ids = takeIds(true);
+    const at = (id: number) => Promise.resolve({ guess: "taken" as const, result: id });
+    assert.is(await ids.atGuess(at), undefined, "no guess before an INCR");
+    assert.is(await ids.incr(async () => 1), 1);
+    assert.is(await ids.atGuess(at), 2);
+    assert.is(await ids.atGuess(async () => ({ guess: "missed" as const })), undefined);
+    assert.is(await ids.atGuess(at), undefined, "quiet after a miss");
+    const fresh = takeIds(true);
+    await fresh.incr(async () => 5);
+    const failed = await fresh
+      .atGuess(() => Promise.reject(new Error("lost")))
+      .then(
+        () => "answered",
+        (error: Error) => error.message,
+      );
+    assert.is(failed, "lost");
+    assert.is(await fresh.atGuess(at), undefined, "a failed create: the sequence is not known");
+    await fresh.incr(async () => 9);
+    assert.is(await fresh.uncounted(async () => "claimed"), "claimed");
+    assert.is(await fresh.atGuess(at), undefined, "a claim moved the sequence uncounted");
+    await fresh.incr(async () => 12);
+    assert.is(await fresh.atGuess(async (id) => ({ guess: "unused" as const, result: -id })), -13, "a replay's answer");
+    assert.is(await fresh.atGuess(at), undefined, "a guess left unused: the next ones would miss");
+  },
+);
+
+g("takeIds without guessing (replicated writes): never a guess; INCR and claims run as they are", async () => {
+  const ids = takeIds(false);
+  assert.is(await ids.incr(async () => 1), 1);
+  assert.is(await ids.atGuess(async () => ({ guess: "taken" as const, result: 2 })), undefined);
+  assert.is(await ids.uncounted(async () => "claimed"), "claimed");
 });
 g.run();
 

@@ -38,6 +38,72 @@ export interface IdGuesses {
   unused(guess: Guess): void;
 }
 
+/**
+ * What a create at a guessed id tells: `taken` (it took the id), `missed` (another process had
+ * taken it: nothing was written), or `unused` (the key's record decided: the id stays free).
+ */
+export type AtGuess<T> = { guess: "taken" | "unused"; result: T } | { guess: "missed" };
+
+/**
+ * The ids of one store's creates, with the guesses' bookkeeping inside: the storage only says how
+ * to write at an id, take one with INCR, or claim one with a key.
+ */
+export interface IdTaking {
+  /** Runs `attempt` at the guessed id, when there is a guess; undefined when there is none or it missed. */
+  atGuess<T>(attempt: (id: number) => Promise<AtGuess<T>>): Promise<T | undefined>;
+  /** Takes the next id with `incr` (an INCR of the sequence). */
+  incr(incr: () => Promise<number>): Promise<number>;
+  /** Runs what moves the sequence in a way no one counts (a key's claim, a clear): no guess until an INCR tells again. */
+  uncounted<T>(run: () => Promise<T>): Promise<T>;
+}
+
+/** Id taking with guesses (one connection, commands in order), or without (`guessing: false`: replicated writes). */
+export function takeIds(guessing: boolean): IdTaking {
+  if (!guessing) {
+    return { atGuess: async () => undefined, incr: (incr) => incr(), uncounted: (run) => run() };
+  }
+  const ids = makeIdGuesses();
+  return {
+    async atGuess<T>(attempt: (id: number) => Promise<AtGuess<T>>): Promise<T | undefined> {
+      const guess = ids.guess();
+      if (guess === undefined) return undefined;
+      let reply: AtGuess<T>;
+      try {
+        reply = await attempt(guess.id);
+      } catch (error) {
+        ids.lose();
+        throw error;
+      }
+      if (reply.guess === "missed") {
+        ids.miss(guess);
+        return undefined;
+      }
+      if (reply.guess === "unused") ids.unused(guess);
+      return reply.result;
+    },
+    async incr(incr) {
+      const answered = ids.sendingIncr();
+      try {
+        const id = await incr();
+        answered(id);
+        return id;
+      } catch (error) {
+        ids.lose();
+        throw error;
+      }
+    },
+    async uncounted(run) {
+      ids.lose();
+      try {
+        return await run();
+      } finally {
+        ids.lose(); // INCRs answered meanwhile may have run before it
+      }
+    },
+  };
+}
+
+/** The guesses' bookkeeping (tested on its own; `takeIds` is what a store uses). */
 export function makeIdGuesses(): IdGuesses {
   /** The sequence once everything sent has run, when known. */
   let expected: number | undefined;

@@ -24,7 +24,7 @@ import {
 import { connectCluster } from "./cluster.ts";
 import { connectServer, type RedisConnection, type RedisDriver } from "./connection.ts";
 import { makeReplicatedWrites } from "./durability.ts";
-import { type Guess, type IdGuesses, makeIdGuesses } from "./id-guess.ts";
+import { type AtGuess, takeIds } from "./id-guess.ts";
 import { guessHolds, makePageGuesses } from "./page-guess.ts";
 import { CLAIM, readReply, runScript, WRITE, WRITE_AT, WRITE_ONCE_AT } from "./scripts.ts";
 
@@ -176,7 +176,7 @@ function buildStore(
       })
     : undefined;
   // Replicated writes go on a connection of their own, out of order with INCR: no guessed ids then.
-  const ids = replicated ? undefined : makeIdGuesses();
+  const ids = takeIds(!replicated);
   const pages = makePageGuesses<PetStatus>(keys.value);
   let closing: Promise<void> | undefined;
   // A closed store refuses calls before they reach the driver (@keyv/redis would even reconnect).
@@ -214,66 +214,35 @@ function buildStore(
     return { pet: petOfKeyvText(Number(rawId), raw ?? undefined, values, "redis"), replayed: true };
   }
 
-  /**
-   * A create in one round trip at the guessed id (with a key: unless its record decides);
-   * undefined when another process took the id first.
-   */
+  /** A create in one round trip at `id` (with a key: unless its record decides), and what it tells the guesses. */
   async function createAt(
-    guess: Guess,
+    id: number,
     data: PetData,
     record: IdempotencyRecord | undefined,
-    ids: IdGuesses,
-  ): Promise<CreateOnceResult | undefined> {
-    const { id } = guess;
+  ): Promise<AtGuess<CreateOnceResult>> {
     const [head, tail] = keyvTextAround(values, data);
     const rawId = String(id);
     const valueKeys = [keys.value(rawId), keys.index(), keys.index(data.status)];
     let reply: string[];
-    try {
-      if (record === undefined) {
-        const keyList = [keys.sequence, ...valueKeys];
-        reply = readReply(
-          await blameKeys(runScript(commands, WRITE_AT, keyList, [rawId, head + rawId + tail]), record),
-        );
-      } else {
-        const { scope, key, fingerprint, now, expiresAt } = record;
-        const keyList = [keys.record(scope, key), keys.sequence, ...valueKeys];
-        const args = [fingerprint, String(now), rawId, head + rawId + tail, String(expiresAt), ttlOf(record)];
-        reply = readReply(await blameKeys(runScript(exact, WRITE_ONCE_AT, keyList, args), record));
-      }
-    } catch (error) {
-      ids.lose();
-      throw error;
+    if (record === undefined) {
+      const keyList = [keys.sequence, ...valueKeys];
+      reply = readReply(await blameKeys(runScript(commands, WRITE_AT, keyList, [rawId, head + rawId + tail]), record));
+    } else {
+      const { scope, key, fingerprint, now, expiresAt } = record;
+      const keyList = [keys.record(scope, key), keys.sequence, ...valueKeys];
+      const args = [fingerprint, String(now), rawId, head + rawId + tail, String(expiresAt), ttlOf(record)];
+      reply = readReply(await blameKeys(runScript(exact, WRITE_ONCE_AT, keyList, args), record));
     }
     const [outcome, replayId] = reply;
-    if (outcome === "invalid") {
-      ids.lose();
-      throw invalidKey(replayId, record);
-    }
+    if (outcome === "invalid") throw invalidKey(replayId, record);
     if (outcome === "created") {
-      return { pet: { id, name: data.name, categoryId: data.categoryId, status: data.status }, replayed: false };
+      const pet = { id, name: data.name, categoryId: data.categoryId, status: data.status };
+      return { guess: "taken", result: { pet, replayed: false } };
     }
-    if (outcome === "moved") {
-      ids.miss(guess);
-      return undefined;
-    }
-    ids.unused(guess);
-    if (outcome === "reused") return { conflict: "reused" };
-    if (outcome === "replayed" && replayId !== undefined) return replayOf(replayId);
+    if (outcome === "moved") return { guess: "missed" };
+    if (outcome === "reused") return { guess: "unused", result: { conflict: "reused" } };
+    if (outcome === "replayed" && replayId !== undefined) return { guess: "unused", result: await replayOf(replayId) };
     throw new Error("redis storage: unexpected reply of the write-at script");
-  }
-
-  /** The next id of the sequence, by INCR. */
-  async function takeId(): Promise<string> {
-    const answered = ids?.sendingIncr();
-    try {
-      const rawId = String(await blameRecord(exact.incr(keys.sequence), "redis", keys.sequence));
-      answered?.(Number(rawId));
-      return rawId;
-    } catch (error) {
-      ids?.lose();
-      throw error;
-    }
   }
 
   /**
@@ -281,21 +250,17 @@ function buildStore(
    * then writes the pet (and the record).
    */
   async function createOnceOrReplay(data: PetData, record?: IdempotencyRecord): Promise<CreateOnceResult> {
+    const atGuess = await ids.atGuess((id) => createAt(id, data, record));
+    if (atGuess !== undefined) return atGuess;
     let rawId: string;
-    const guess = ids?.guess();
-    if (guess !== undefined && ids !== undefined) {
-      const result = await createAt(guess, data, record, ids);
-      if (result !== undefined) return result;
-    }
-    if (record === undefined) rawId = await takeId();
-    else {
-      // A claim takes an id or not: this process no longer knows where the sequence stands.
-      ids?.lose();
+    if (record === undefined) {
+      const incr = () => blameRecord(exact.incr(keys.sequence), "redis", keys.sequence);
+      rawId = String(await ids.incr(async () => Number(await incr())));
+    } else {
       const recordKey = keys.record(record.scope, record.key);
       const claimArgs = [record.fingerprint, String(record.now), MAX_ID];
-      const [outcome, id] = readReply(
-        await blameKeys(runScript(exact, CLAIM, [recordKey, keys.sequence], claimArgs), record),
-      );
+      const claim = () => blameKeys(runScript(exact, CLAIM, [recordKey, keys.sequence], claimArgs), record);
+      const [outcome, id] = readReply(await ids.uncounted(claim));
       if (outcome === "invalid") throw invalidKey(id, record);
       if (outcome === "reused") return { conflict: "reused" };
       if (outcome === "exhausted") throw sequenceExhausted("redis");
@@ -392,11 +357,11 @@ function buildStore(
      */
     async clear() {
       ensureOpen();
-      ids?.lose();
-      for await (const batch of connection.scan(`${keys.prefix}:*`)) {
-        if (batch.length > 0) await commands.unlink(batch);
-      }
-      ids?.lose();
+      await ids.uncounted(async () => {
+        for await (const batch of connection.scan(`${keys.prefix}:*`)) {
+          if (batch.length > 0) await commands.unlink(batch);
+        }
+      });
     },
   };
 }
