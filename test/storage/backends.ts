@@ -14,7 +14,7 @@ import type { PetStorage } from "../../lib/storage/port.ts";
 import { postgresStorage } from "../../lib/storage/postgres/index.ts";
 import { redisStorage } from "../../lib/storage/redis/index.ts";
 import { sqliteStorage } from "../../lib/storage/sqlite/index.ts";
-import { redisClusterBackend } from "./redis-cluster-backend.ts";
+import { redisClusterBackend } from "./redis/cluster-backend.ts";
 import { POSTGRES_URL, REDIS_URL, redisClusterAvailable, serviceAvailable } from "./services.ts";
 
 export interface OpenOptions {

@@ -7,13 +7,13 @@
 import { createServer, type Server, type Socket, connect as tcpConnect } from "node:net";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import type { PetStore } from "../../lib/index.ts";
-import type { PetStorage } from "../../lib/storage/port.ts";
-import { postgresStorage } from "../../lib/storage/postgres/index.ts";
-import { call, json, makeStore } from "../support/helpers.ts";
-import { postgresBackend } from "./backends.ts";
-import { answers503, eventually, freePort, storageRejectsEverything } from "./outage.ts";
-import { POSTGRES_URL, RUN, serviceAvailable } from "./services.ts";
+import type { PetStore } from "../../../lib/index.ts";
+import type { PetStorage } from "../../../lib/storage/port.ts";
+import { postgresStorage } from "../../../lib/storage/postgres/index.ts";
+import { call, json, makeStore } from "../../support/helpers.ts";
+import { postgresBackend } from "../backends.ts";
+import { answers503, eventually, freePort, storageRejectsEverything } from "../outage.ts";
+import { POSTGRES_URL, RUN, serviceAvailable } from "../services.ts";
 
 const TIMEOUT_MS = 2000;
 const HANG_MS = 2 * TIMEOUT_MS + 1000;

@@ -7,10 +7,10 @@
  */
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { isPetStoreError } from "../../lib/errors.ts";
-import type { PetStore } from "../../lib/index.ts";
-import { redisStorage } from "../../lib/storage/redis/index.ts";
-import type { LoadResult, Pet } from "../faults/support.ts";
+import { isPetStoreError } from "../../../lib/errors.ts";
+import type { PetStore } from "../../../lib/index.ts";
+import { redisStorage } from "../../../lib/storage/redis/index.ts";
+import type { LoadResult, Pet } from "../../faults/support.ts";
 import {
   KEY,
   keyedCreates,
@@ -20,12 +20,12 @@ import {
   sleep,
   tally,
   unreadable,
-} from "../faults/support.ts";
-import { call, json, makeStore } from "../support/helpers.ts";
-import { type OwnCluster, startRedisCluster } from "../support/redis-cluster.ts";
-import type { Child } from "../support/server-child.ts";
-import { spawnServer, startedUrl } from "../support/server-child.ts";
-import { REDIS_URL, RUN, redisClusterAvailable, serviceAvailable } from "./services.ts";
+} from "../../faults/support.ts";
+import { call, json, makeStore } from "../../support/helpers.ts";
+import { type OwnCluster, startRedisCluster } from "../../support/redis-cluster.ts";
+import type { Child } from "../../support/server-child.ts";
+import { spawnServer, startedUrl } from "../../support/server-child.ts";
+import { REDIS_URL, RUN, redisClusterAvailable, serviceAvailable } from "../services.ts";
 
 const NODE_TIMEOUT_MS = 2000;
 /** An answer later than this is a hang: the storage time-out (2 s) and some slack. */

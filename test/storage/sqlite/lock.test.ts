@@ -8,12 +8,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import type { PetStore } from "../../lib/index.ts";
-import { requireFromDriver } from "../../lib/storage/driver.ts";
-import type { PetStorage } from "../../lib/storage/port.ts";
-import { sqliteStorage } from "../../lib/storage/sqlite/index.ts";
-import { call, errorOf, json, makeStore } from "../support/helpers.ts";
-import { settles } from "./outage.ts";
+import type { PetStore } from "../../../lib/index.ts";
+import { requireFromDriver } from "../../../lib/storage/driver.ts";
+import type { PetStorage } from "../../../lib/storage/port.ts";
+import { sqliteStorage } from "../../../lib/storage/sqlite/index.ts";
+import { call, errorOf, json, makeStore } from "../../support/helpers.ts";
+import { settles } from "../outage.ts";
 
 type Sqlite3 = typeof import("sqlite3");
 

@@ -4,7 +4,7 @@ import { fileURLToPath } from "node:url";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 
-const child = fileURLToPath(new URL("./memory-heap-child.ts", import.meta.url));
+const child = fileURLToPath(new URL("./heap-child.ts", import.meta.url));
 
 test("memory storage: 1,000,000 pets fit in under 400 MB of heap, and are all there", async () => {
   const out = await new Promise<string>((resolve, reject) => {

@@ -9,11 +9,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { fingerprintOf } from "../../lib/idempotency.ts";
-import { requireFromDriver } from "../../lib/storage/driver.ts";
-import type { IdempotencyRecord, PetData, PetStorage } from "../../lib/storage/port.ts";
-import { sqliteStorage } from "../../lib/storage/sqlite/index.ts";
-import { settles } from "./outage.ts";
+import { fingerprintOf } from "../../../lib/idempotency.ts";
+import { requireFromDriver } from "../../../lib/storage/driver.ts";
+import type { IdempotencyRecord, PetData, PetStorage } from "../../../lib/storage/port.ts";
+import { sqliteStorage } from "../../../lib/storage/sqlite/index.ts";
+import { settles } from "../outage.ts";
 
 type Sqlite3 = typeof import("sqlite3");
 type Database = import("sqlite3").Database;

@@ -7,14 +7,14 @@
 import { rmSync } from "node:fs";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import type { PetStore } from "../../lib/index.ts";
-import type { PetStorage } from "../../lib/storage/port.ts";
-import { redisStorage } from "../../lib/storage/redis/index.ts";
-import type { OwnRedis } from "../faults/support.ts";
-import { ownRedis, redisServerInstalled } from "../faults/support.ts";
-import { call, json, makeStore } from "../support/helpers.ts";
-import { answers503, eventually, storageRejectsEverything } from "./outage.ts";
-import { RUN } from "./services.ts";
+import type { PetStore } from "../../../lib/index.ts";
+import type { PetStorage } from "../../../lib/storage/port.ts";
+import { redisStorage } from "../../../lib/storage/redis/index.ts";
+import type { OwnRedis } from "../../faults/support.ts";
+import { ownRedis, redisServerInstalled } from "../../faults/support.ts";
+import { call, json, makeStore } from "../../support/helpers.ts";
+import { answers503, eventually, storageRejectsEverything } from "../outage.ts";
+import { RUN } from "../services.ts";
 
 const TIMEOUT_MS = 2000;
 const HANG_MS = 2 * TIMEOUT_MS + 1000;

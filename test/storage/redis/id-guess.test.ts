@@ -5,11 +5,11 @@
  */
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import type { PetStorage } from "../../lib/storage/port.ts";
-import { makeIdGuesses, takeIds } from "../../lib/storage/redis/id-guess.ts";
-import { redisStorage } from "../../lib/storage/redis/index.ts";
-import { watchCommands } from "./redis-monitor.ts";
-import { REDIS_URL, RUN, serviceAvailable } from "./services.ts";
+import type { PetStorage } from "../../../lib/storage/port.ts";
+import { makeIdGuesses, takeIds } from "../../../lib/storage/redis/id-guess.ts";
+import { redisStorage } from "../../../lib/storage/redis/index.ts";
+import { REDIS_URL, RUN, serviceAvailable } from "../services.ts";
+import { watchCommands } from "./monitor.ts";
 
 const g = suite("redis id guesses");
 

@@ -9,8 +9,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { requireFromDriver } from "../../lib/storage/driver.ts";
-import { sqliteStorage } from "../../lib/storage/sqlite/index.ts";
+import { requireFromDriver } from "../../../lib/storage/driver.ts";
+import { sqliteStorage } from "../../../lib/storage/sqlite/index.ts";
 
 type Sqlite3 = typeof import("sqlite3");
 type Database = import("sqlite3").Database;

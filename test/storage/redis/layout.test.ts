@@ -9,12 +9,12 @@ import { readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import type { PetStorage } from "../../lib/storage/port.ts";
-import { redisStorage } from "../../lib/storage/redis/index.ts";
-import { type OwnRedis, ownRedis } from "../faults/support.ts";
-import { ROOT } from "../support/program.ts";
-import { runCluster } from "./redis-cluster-backend.ts";
-import { REDIS_URL, RUN, redisClusterAvailable, serviceAvailable } from "./services.ts";
+import type { PetStorage } from "../../../lib/storage/port.ts";
+import { redisStorage } from "../../../lib/storage/redis/index.ts";
+import { type OwnRedis, ownRedis } from "../../faults/support.ts";
+import { ROOT } from "../../support/program.ts";
+import { REDIS_URL, RUN, redisClusterAvailable, serviceAvailable } from "../services.ts";
+import { runCluster } from "./cluster-backend.ts";
 
 async function connect(url: string) {
   const { createClient } = await import("@keyv/redis");

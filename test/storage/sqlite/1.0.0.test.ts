@@ -15,10 +15,10 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { createPetStore, type PetStore } from "../../lib/index.ts";
-import { requireFromDriver } from "../../lib/storage/driver.ts";
-import type { PetStorage } from "../../lib/storage/port.ts";
-import { sqliteStorage } from "../../lib/storage/sqlite/index.ts";
+import { createPetStore, type PetStore } from "../../../lib/index.ts";
+import { requireFromDriver } from "../../../lib/storage/driver.ts";
+import type { PetStorage } from "../../../lib/storage/port.ts";
+import { sqliteStorage } from "../../../lib/storage/sqlite/index.ts";
 
 type Sqlite3 = typeof import("sqlite3");
 type Status = "available" | "pending" | "sold";
@@ -39,9 +39,9 @@ interface Fixture {
   schema: string[];
 }
 
-const FIXTURE_DB = fileURLToPath(new URL("./fixtures/sqlite-1.0.0.db", import.meta.url));
+const FIXTURE_DB = fileURLToPath(new URL("../fixtures/sqlite-1.0.0.db", import.meta.url));
 const fixture = JSON.parse(
-  readFileSync(fileURLToPath(new URL("./fixtures/sqlite-1.0.0.json", import.meta.url)), "utf8"),
+  readFileSync(fileURLToPath(new URL("../fixtures/sqlite-1.0.0.json", import.meta.url)), "utf8"),
 ) as Fixture;
 const digestOf = (path: string) => createHash("sha256").update(readFileSync(path)).digest("hex");
 const committedDigest = digestOf(FIXTURE_DB);

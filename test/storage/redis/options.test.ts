@@ -4,9 +4,9 @@
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { openStorage, StorageConfigError } from "../../lib/storage/open.ts";
-import { type RedisStorageOptions, redisStorage } from "../../lib/storage/redis/index.ts";
-import { REDIS_URL } from "./services.ts";
+import { openStorage, StorageConfigError } from "../../../lib/storage/open.ts";
+import { type RedisStorageOptions, redisStorage } from "../../../lib/storage/redis/index.ts";
+import { REDIS_URL } from "../services.ts";
 
 async function refusal(open: () => Promise<unknown>): Promise<string> {
   try {

@@ -11,10 +11,10 @@ import KeyvSqlite from "@keyv/sqlite";
 import Keyv from "keyv";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import type { Pet } from "../../lib/schemas.ts";
-import { requireFromDriver } from "../../lib/storage/driver.ts";
-import type { PetStorage } from "../../lib/storage/port.ts";
-import { sqliteStorage } from "../../lib/storage/sqlite/index.ts";
+import type { Pet } from "../../../lib/schemas.ts";
+import { requireFromDriver } from "../../../lib/storage/driver.ts";
+import type { PetStorage } from "../../../lib/storage/port.ts";
+import { sqliteStorage } from "../../../lib/storage/sqlite/index.ts";
 
 type Sqlite3 = typeof import("sqlite3");
 type Row = Record<string, unknown>;

@@ -8,10 +8,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { createPetStore } from "../../lib/index.ts";
-import { StorageConfigError } from "../../lib/storage/config-error.ts";
-import type { PetStorage } from "../../lib/storage/port.ts";
-import { type SqliteStorageOptions, sqliteStorage } from "../../lib/storage/sqlite/index.ts";
+import { createPetStore } from "../../../lib/index.ts";
+import { StorageConfigError } from "../../../lib/storage/config-error.ts";
+import type { PetStorage } from "../../../lib/storage/port.ts";
+import { type SqliteStorageOptions, sqliteStorage } from "../../../lib/storage/sqlite/index.ts";
 
 const s = suite("storage: sqlite memory-mapped reads");
 const dir = realpathSync(mkdtempSync(join(tmpdir(), "petstore-mmap-"))); // as /proc/self/maps names it

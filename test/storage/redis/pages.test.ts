@@ -6,11 +6,11 @@
  */
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import type { PetStorage } from "../../lib/storage/port.ts";
-import { redisStorage } from "../../lib/storage/redis/index.ts";
-import { guessHolds, makePageGuesses } from "../../lib/storage/redis/page-guess.ts";
-import { type HoldProxy, startHoldProxy } from "./redis-hold-proxy.ts";
-import { REDIS_URL, RUN, serviceAvailable } from "./services.ts";
+import type { PetStorage } from "../../../lib/storage/port.ts";
+import { redisStorage } from "../../../lib/storage/redis/index.ts";
+import { guessHolds, makePageGuesses } from "../../../lib/storage/redis/page-guess.ts";
+import { REDIS_URL, RUN, serviceAvailable } from "../services.ts";
+import { type HoldProxy, startHoldProxy } from "./hold-proxy.ts";
 
 const g = suite("redis page guesses");
 const valueKeyOf = (id: string) => `ns::${id}`;

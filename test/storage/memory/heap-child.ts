@@ -1,5 +1,5 @@
-/** Child of memory-heap.test.ts: fills memory storage with N pets and prints the heap growth. */
-import { memoryStorage } from "../../lib/storage/memory/index.ts";
+/** Child of memory/heap.test.ts: fills memory storage with N pets and prints the heap growth. */
+import { memoryStorage } from "../../../lib/storage/memory/index.ts";
 
 const gc = (globalThis as { gc?: () => void }).gc;
 if (gc === undefined) throw new Error("run with --expose-gc");

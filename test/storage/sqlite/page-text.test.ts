@@ -4,7 +4,7 @@
  */
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { inIdOrder, pageTexts } from "../../lib/storage/sqlite/reads.ts";
+import { inIdOrder, pageTexts } from "../../../lib/storage/sqlite/reads.ts";
 
 const s = suite("storage: sqlite pages as one row");
 

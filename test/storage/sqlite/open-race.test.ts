@@ -10,9 +10,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { StorageConfigError } from "../../lib/storage/config-error.ts";
-import { requireFromDriver } from "../../lib/storage/driver.ts";
-import { sqliteStorage } from "../../lib/storage/sqlite/index.ts";
+import { StorageConfigError } from "../../../lib/storage/config-error.ts";
+import { requireFromDriver } from "../../../lib/storage/driver.ts";
+import { sqliteStorage } from "../../../lib/storage/sqlite/index.ts";
 
 type Sqlite3 = typeof import("sqlite3");
 type Database = import("sqlite3").Database;
@@ -80,7 +80,7 @@ s(
 /** A child that opens `path` on "go", creates a pet, closes, and prints "ok" or "fail <message>". */
 const CHILD = `
 import { once } from "node:events";
-import { sqliteStorage } from ${JSON.stringify(new URL("../../lib/storage/sqlite/index.ts", import.meta.url).href)};
+import { sqliteStorage } from ${JSON.stringify(new URL("../../../lib/storage/sqlite/index.ts", import.meta.url).href)};
 process.stdout.write("ready\\n");
 process.stdin.setEncoding("utf8");
 let input = "";

@@ -1,7 +1,7 @@
 /** The commands a test's store sends to Redis, seen with MONITOR. */
 import { connect, type Socket } from "node:net";
-import type { PetStorage } from "../../lib/storage/port.ts";
-import { REDIS_URL } from "./services.ts";
+import type { PetStorage } from "../../../lib/storage/port.ts";
+import { REDIS_URL } from "../services.ts";
 
 /** The commands a client (not a script) sends that name `ns`, while MONITOR watches the server. */
 export async function watchCommands(ns: string) {

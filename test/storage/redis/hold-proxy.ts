@@ -3,7 +3,7 @@
  * before it hears anything is then exactly what it sends in one round trip.
  */
 import { connect, createServer, type Socket } from "node:net";
-import { REDIS_URL } from "./services.ts";
+import { REDIS_URL } from "../services.ts";
 
 export interface HoldProxy {
   /** `redis://` URL of the proxy. */

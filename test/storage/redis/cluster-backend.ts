@@ -3,9 +3,9 @@
  * replicas, started on first use, ended with the process), a hash-tagged key prefix per namespace
  * as redis/index.ts lays them out, and raw access through a cluster client of its own.
  */
-import { redisStorage } from "../../lib/storage/redis/index.ts";
-import { type OwnCluster, startRedisCluster } from "../support/redis-cluster.ts";
-import type { Backend } from "./backends.ts";
+import { redisStorage } from "../../../lib/storage/redis/index.ts";
+import { type OwnCluster, startRedisCluster } from "../../support/redis-cluster.ts";
+import type { Backend } from "../backends.ts";
 
 type RedisDriver = typeof import("@keyv/redis");
 

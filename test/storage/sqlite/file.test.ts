@@ -10,12 +10,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import type { Pet, PetStore } from "../../lib/index.ts";
-import { createPetStore } from "../../lib/index.ts";
-import { sqliteStorage } from "../../lib/storage/sqlite/index.ts";
-import { call as fetchCall, mixedLoad, KEY as SERVER_KEY, sleep, tally, unreadable } from "../faults/support.ts";
-import { call, errorOf, KEY } from "../support/helpers.ts";
-import { jsonLines, spawnServer, startedUrl } from "../support/server-child.ts";
+import type { Pet, PetStore } from "../../../lib/index.ts";
+import { createPetStore } from "../../../lib/index.ts";
+import { sqliteStorage } from "../../../lib/storage/sqlite/index.ts";
+import { call as fetchCall, mixedLoad, KEY as SERVER_KEY, sleep, tally, unreadable } from "../../faults/support.ts";
+import { call, errorOf, KEY } from "../../support/helpers.ts";
+import { jsonLines, spawnServer, startedUrl } from "../../support/server-child.ts";
 
 const s = suite("storage: sqlite file under a running server");
 const dir = mkdtempSync(join(tmpdir(), "petstore-sqlite-file-"));

@@ -5,8 +5,8 @@
  */
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { fingerprintOf } from "../../lib/idempotency.ts";
-import { MemoryKeys } from "../../lib/storage/memory/keys.ts";
+import { fingerprintOf } from "../../../lib/idempotency.ts";
+import { MemoryKeys } from "../../../lib/storage/memory/keys.ts";
 
 const s = suite("memory idempotency records");
 const print = (i: number) => fingerprintOf({ name: `p${i}`, categoryId: 1, status: "available" });

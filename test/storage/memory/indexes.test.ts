@@ -4,8 +4,8 @@
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import type { Pet, PetStatus } from "../../lib/schemas.ts";
-import { memoryStorage } from "../../lib/storage/memory/index.ts";
+import type { Pet, PetStatus } from "../../../lib/schemas.ts";
+import { memoryStorage } from "../../../lib/storage/memory/index.ts";
 
 const STATUSES: PetStatus[] = ["available", "pending", "sold"];
 
