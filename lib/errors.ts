@@ -123,7 +123,7 @@ export function isPetStoreError(error: unknown, code?: AnyErrorCode): error is P
 
 /**
  * An answer refused by the handler's own checks. A plain value, not a PetStoreError: an Error
- * captures a stack trace (3 to 4 µs), which 401s and 404s under attack need not pay for.
+ * captures a stack trace, which 401s and 404s under attack need not pay for.
  */
 export interface Refusal {
   readonly code: AnyErrorCode;
