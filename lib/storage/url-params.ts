@@ -69,7 +69,11 @@ export function checkUrlParams(spec: string, scheme: string): void {
   if (unknown === undefined) return;
   const takes =
     family === "postgres" ? `namespace and pg's connection parameters (${PG_PARAMS.join(", ")})` : accepted.join(", ");
+  // A cluster's form is the usual surprise (no database, hosts in the authority): say it first.
+  const form = scheme.endsWith("+cluster")
+    ? "a cluster is redis+cluster://host:port,host:port (rediss+cluster:// for TLS): "
+    : "";
   throw new StorageConfigError(
-    `storage URL: unknown query parameter ${JSON.stringify(unknown)}; a ${family} URL takes ${takes}`,
+    `storage URL: ${form}unknown query parameter ${JSON.stringify(unknown)}; a ${family} URL takes ${takes}`,
   );
 }
