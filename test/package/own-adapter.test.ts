@@ -32,7 +32,11 @@ test("docs/adapters.md: an adapter over node:http in ~30 lines from the packed p
   const lines = adapter.trimEnd().split("\n").length;
   assert.ok(lines <= 35, `the adapter is ${lines} lines`);
   for (const specifier of adapter.matchAll(/from "([^"]+)"/g)) {
-    assert.match(specifier[1] as string, /^petstore-lib(\/adapter|\/node-http)?$/, "only the package's public entry points");
+    assert.match(
+      specifier[1] as string,
+      /^petstore-lib(\/adapter|\/node-http)?$/,
+      "only the package's public entry points",
+    );
   }
 
   const dir = consumer([]); // the tarball alone: no framework, no test runner

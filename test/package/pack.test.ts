@@ -137,19 +137,19 @@ export const kit = () => createTestStore({ pets: 1 });
   const inputs = Object.keys(metafile.inputs);
   assert.ok(inputs.includes("node_modules/petstore-lib/dist/testing/browser.js"), "the browser build of /testing");
   assert.not.ok(inputs.includes("node_modules/petstore-lib/dist/testing/server.js"), "not the test server");
-  assert.not.ok(
-    inputs.some((file) => file.startsWith("node_modules/keyv/")),
-    "no Keyv: memory storage keeps its pets without it",
-  );
+  assert.ok(inputs.includes("node_modules/buffer/index.js"), "Keyv's import of buffer: the dependency");
 });
 
-test("package: a JavaScript program runs the compiled core, the Node adapter, the hapi plugin, the docs handler and the test kit from dist/", () => {
+test("package: a JavaScript program runs the compiled core, the adapter kit, the client's nextCursor, the Node adapter, the hapi plugin, the docs handler and the test kit from dist/", () => {
   writeFileSync(
     join(CONSUMER, "app.mjs"),
     `import { createServer } from "node:http";
 import { createRequire } from "node:module";
 import Hapi from "@hapi/hapi";
+import * as root from "petstore-lib";
 import { createPetStore, isPetStoreError, openStorage, RuleViolation } from "petstore-lib";
+import { isPromise, isUnderBasePath } from "petstore-lib/adapter";
+import { nextCursor } from "petstore-lib/client";
 import { createDocsHandler } from "petstore-lib/docs";
 import { startTestServer } from "petstore-lib/testing";
 import { petStorePlugin } from "petstore-lib/hapi";
@@ -161,6 +161,7 @@ result.resolved = where.slice(where.indexOf("node_modules"));
 
 const store = createPetStore({ auth: ["${KEY}"] });
 result.core = await store.createPet({ name: "Rex", categoryId: 1 });
+result.kit = [isUnderBasePath("/v1/pets", store.basePath), isPromise(Promise.resolve()), root.isPromise === isPromise, root.nextCursor === nextCursor];
 try { await store.getPet(99); } catch (error) { result.notFound = isPetStoreError(error, "pet_not_found"); }
 
 const docs = createDocsHandler({ basePath: "/v1" });
@@ -205,6 +206,11 @@ console.log(JSON.stringify(result));
   const result = JSON.parse(out.trim().split("\n").pop() ?? "{}");
   assert.is(result.resolved, "node_modules/petstore-lib/dist/lib/index.js");
   assert.equal(result.core, { id: 1, name: "Rex", categoryId: 1, status: "available" });
+  assert.equal(
+    result.kit,
+    [true, true, true, true],
+    "petstore-lib/adapter and /client from dist/, the root's names the same",
+  );
   assert.is(result.notFound, true);
   assert.equal(result.created, [201, { id: 2, name: "Tom", categoryId: 2, status: "available" }]);
   assert.is(result.list[0], 200);

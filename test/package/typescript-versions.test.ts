@@ -19,6 +19,8 @@ const BELOW = "5.0.4";
 const USAGE = `import http from "node:http";
 import type { ErrorCode, NewPetInput, Operations, PetStoreOptions } from "petstore-lib";
 import { buildOpenApi, createPetStore, isPetStoreError, nextCursor, PetStoreError, RuleViolation } from "petstore-lib";
+import { type AdapterStore, isPromise, isUnderBasePath } from "petstore-lib/adapter";
+import { createPetStoreClient, nextCursor as nextCursorOfClient } from "petstore-lib/client";
 import { conformanceCases } from "petstore-lib/conformance";
 import { createDocsHandler } from "petstore-lib/docs";
 import { createFetchHandler } from "petstore-lib/fetch";
@@ -36,6 +38,11 @@ const page = await store.listPets({ limit: 10 });
 const fetchHandler = createFetchHandler(store);
 const answer: Response = await fetchHandler(new Request("http://localhost/v1/pets"));
 const cursor: string | undefined = nextCursor(answer);
+const adapterStore: AdapterStore = store;
+const answered = adapterStore.respond({ method: "GET", path: "/v1/pets", headers: {} });
+const routed: boolean = isUnderBasePath("/v1/pets", adapterStore.basePath);
+const client = createPetStoreClient({ baseUrl: "http://localhost/v1", key: "key" });
+console.log(routed, (isPromise(answered) ? await answered : answered).status, nextCursorOfClient(answer), client);
 try {
   await store.getPet(id + 1);
 } catch (error) {
