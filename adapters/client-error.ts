@@ -6,7 +6,7 @@
  */
 import { STATUS_CODES } from "node:http";
 import type { Duplex } from "node:stream";
-import { requestIdOf } from "../lib/adapter.ts";
+import { newRequestId } from "../lib/adapter.ts";
 import type { ErrorCode } from "../lib/index.ts";
 import { PetStoreError } from "../lib/index.ts";
 
@@ -49,7 +49,7 @@ function answerOf(code: ErrorCode): string {
     `HTTP/1.1 ${error.status} ${STATUS_CODES[error.status] ?? ""}`,
     "content-type: application/json; charset=utf-8",
     "cache-control: no-store",
-    `x-request-id: ${requestIdOf(undefined)}`,
+    `x-request-id: ${newRequestId()}`,
     `content-length: ${Buffer.byteLength(body)}`,
     "x-content-type-options: nosniff",
     "connection: close",

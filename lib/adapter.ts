@@ -10,5 +10,5 @@ export { isPromise } from "./awaitable.ts";
 export type { BodyReader, HeaderValue } from "./http.ts";
 export { isUnderBasePath, REQUEST_HEADERS } from "./http.ts";
 export { checkOptionNames } from "./options.ts";
-export { requestIdOf } from "./request-id.ts";
+export { newRequestId, requestIdOf } from "./request-id.ts";
 export type { AdapterStore } from "./store.ts";

@@ -7,6 +7,5 @@ export { tooLarge } from "./body.ts";
 export { firstValue } from "./http.ts";
 export { jsonString } from "./json.ts";
 export { BASE_PATH_PATTERN } from "./patterns.ts";
-export { newRequestId } from "./request-id.ts";
 export { JSON_TYPE, Responder, responseHeaders } from "./response.ts";
 export { utf8Length } from "./text.ts";

@@ -9,7 +9,11 @@ import { firstValue } from "./http.ts";
 /** A client's `X-Request-Id` that is echoed back: 1 to 128 characters of `[A-Za-z0-9._-]`. */
 export const REQUEST_ID_PATTERN = /^[A-Za-z0-9._-]{1,128}$/;
 
-/** A new random UUID (version 4). */
+/**
+ * A new random UUID (version 4): the request id of an answer that has no request to take one
+ * from (a client error answered by the adapter, before the core saw a request).
+ * @example newRequestId() // "3b241101-e2bb-4255-8caf-4136c566a962"
+ */
 export function newRequestId(): string {
   const crypto = globalThis.crypto;
   // randomUUID is missing only outside secure contexts (a page served over plain http).

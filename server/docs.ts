@@ -8,8 +8,9 @@ import { readFileSync } from "node:fs";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { join } from "node:path";
 import { mustClose } from "../adapters/node-http.ts";
+import { newRequestId } from "../lib/adapter.ts";
 import { PetStoreError } from "../lib/index.ts";
-import { BASE_PATH_PATTERN, newRequestId, Responder } from "../lib/internal.ts";
+import { BASE_PATH_PATTERN, Responder } from "../lib/internal.ts";
 import { ASSETS, DOCS_PACKAGE, distDir, docsAvailable } from "./docs-files.ts";
 
 export interface DocsOptions {

@@ -7,8 +7,9 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { OnResponse } from "../adapters/node-http.ts";
 import { cannotRespond, mustClose } from "../adapters/node-http.ts";
+import { isUnderBasePath, requestIdOf } from "../lib/adapter.ts";
 import type { Awaitable, PetStore } from "../lib/index.ts";
-import { isUnderBasePath, PetStoreError, requestIdOf } from "../lib/index.ts";
+import { PetStoreError } from "../lib/index.ts";
 import { JSON_TYPE, Responder, responseHeaders, utf8Length } from "../lib/internal.ts";
 import { bodyTooLarge, tooLargeAnswer } from "./body-limit.ts";
 import { docsRoute } from "./docs.ts";

@@ -6,8 +6,9 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { createServer } from "node:http";
 import { answerClientError, createNodeHandler } from "../adapters/node-http.ts";
+import { isUnderBasePath } from "../lib/adapter.ts";
 import type { Observer, PetStore, PetStoreRules } from "../lib/index.ts";
-import { createPetStore, isUnderBasePath, openStorage } from "../lib/index.ts";
+import { createPetStore, openStorage } from "../lib/index.ts";
 import type { ServerConfig } from "./config.ts";
 import { ConfigError, completeConfig } from "./config.ts";
 import { listen, listenProblem } from "./listen.ts";

@@ -9,9 +9,11 @@ import * as kit from "../../lib/adapter.ts";
 import * as root from "../../lib/index.ts";
 
 /** The kit's values; its types (AdapterStore, BodyReader, HeaderValue) leave no trace at run time. */
-const VALUES = ["checkOptionNames", "isPromise", "isUnderBasePath", "REQUEST_HEADERS", "requestIdOf"];
-/** What the root keeps as deprecated aliases: the values and AdapterStore. */
-const DEPRECATED = [...VALUES, "AdapterStore"];
+const ROOT_VALUES = ["checkOptionNames", "isPromise", "isUnderBasePath", "REQUEST_HEADERS", "requestIdOf"];
+/** The kit's values: the root's, and newRequestId, which the kit brought (the root never had it). */
+const VALUES = [...ROOT_VALUES, "newRequestId"];
+/** What the root keeps as deprecated aliases: its values and AdapterStore. */
+const DEPRECATED = [...ROOT_VALUES, "AdapterStore"];
 
 const report = (name: string) => readFileSync(new URL(`../../api/${name}.api.md`, import.meta.url), "utf8");
 
@@ -24,19 +26,20 @@ function tagsOf(text: string, name: string): string | undefined {
   return at < 1 ? undefined : lines[at - 1];
 }
 
-test("adapter kit: petstore-lib/adapter exports checkOptionNames, isPromise, isUnderBasePath, REQUEST_HEADERS and requestIdOf", () => {
+test("adapter kit: petstore-lib/adapter exports checkOptionNames, isPromise, isUnderBasePath, REQUEST_HEADERS, requestIdOf and newRequestId", () => {
   assert.equal(Object.keys(kit).sort(), [...VALUES].sort());
   assert.ok(kit.isUnderBasePath("/v1/pets?limit=5", "/v1"));
   assert.not.ok(kit.isUnderBasePath("/v10", "/v1"));
   assert.ok(kit.isPromise(Promise.resolve(1)));
   assert.ok(kit.REQUEST_HEADERS.includes("authorization"));
   assert.is(kit.requestIdOf("abc-1"), "abc-1");
+  assert.match(kit.newRequestId(), /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
   assert.throws(() => kit.checkOptionNames("myAdapter", { stor: 1 }, ["store"]), /myAdapter: unknown option "stor"/);
 });
 
 test("adapter kit: the root's names are the same functions and values as the kit's", () => {
   const rootValues = root as unknown as Record<string, unknown>;
-  for (const name of VALUES) assert.is(rootValues[name], (kit as Record<string, unknown>)[name], name);
+  for (const name of ROOT_VALUES) assert.is(rootValues[name], (kit as Record<string, unknown>)[name], name);
 });
 
 test("adapter kit: the API report shows each of its names deprecated in petstore-lib, and plain in petstore-lib/adapter", () => {
