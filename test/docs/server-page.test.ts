@@ -11,7 +11,7 @@ import { ROOT } from "../support/program.ts";
 
 test("docs/SERVER.md: every flag and variable of --help is in the settings table", () => {
   const page = readFileSync(join(ROOT, "docs/SERVER.md"), "utf8");
-  const table = page.split("\n").filter((line) => line.startsWith("| `"));
+  const table = page.split("\n").filter((line) => line.startsWith("| ") && line.includes("`"));
   const flags = [...new Set([...USAGE.matchAll(/(--[a-z][a-z-]+)/g)].map((m) => m[1] as string))].filter(
     (flag) => flag !== "--help",
   );
