@@ -16,6 +16,7 @@ import type { JsonText } from "./json.ts";
 import type { PetPage } from "./operations.ts";
 import { listQuery } from "./query.ts";
 import type { Pet } from "./schemas.ts";
+import { flat } from "./text.ts";
 
 /**
  * GET/HEAD {base}/pets: a page, with `Link: rel="next"` when more follow. Over in-process storage,
@@ -34,7 +35,11 @@ export function listPetsResponse(handler: Handler, exchange: Exchange, rawQuery:
   if (isPromise(page)) return page.then((p) => pageResponse(handler, exchange, p));
   const answer = pageAnswer(handler, page);
   // Kept only over storage that counts its writes (it answers in this very tick, so the count holds).
-  if (writes !== undefined) handler.lastPage = { query: rawQuery, writes, ...answer };
+  if (writes !== undefined) {
+    // Flat once: a kept page is written again and again, and a string in pieces is copied piece by piece each time.
+    answer.json = { text: flat(answer.json.text), bytes: answer.json.bytes };
+    handler.lastPage = { query: rawQuery, writes, ...answer };
+  }
   return exchange.json(200, answer.json, answer.headers);
 }
 
