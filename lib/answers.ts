@@ -37,7 +37,7 @@ export function listPetsResponse(handler: Handler, exchange: Exchange, rawQuery:
   // Kept only over storage that counts its writes (it answers in this very tick, so the count holds).
   if (writes !== undefined) {
     // Flat once: a kept page is written again and again, and a string in pieces is copied piece by piece each time.
-    answer.json = { text: flat(answer.json.text), bytes: answer.json.bytes };
+    flat(answer.json.text);
     handler.lastPage = { query: rawQuery, writes, ...answer };
   }
   return exchange.json(200, answer.json, answer.headers);

@@ -41,7 +41,7 @@ export function petTextAround(data: Omit<Pet, "id">): [string, string] {
 function petText(p: Pet): PetText {
   const [head, tail] = petTextAround(p);
   const text = head + p.id + tail;
-  const extra = isPlainJson(p.name) ? 0 : utf8Length(text) - text.length;
+  const extra = utf8Length(text) - text.length;
   return { id: p.id, name: p.name, categoryId: p.categoryId, status: p.status, text, extra };
 }
 

@@ -198,9 +198,9 @@ function checkPositive(name: string, value: number): number {
   return value;
 }
 
-/** The store's breaker, telling `onChange` and `observe`; none for storage that cannot hang, or when off. */
+/** The store's breaker, telling `onChange` and `observe`; none when turned off. */
 function openBreaker(storage: PetStorage, options: BreakerOptions | false, observe: Observer | undefined) {
-  if (options === false || cannotHang(storage)) return undefined;
+  if (options === false) return undefined;
   const { onChange } = options;
   return new Breaker(storage.kind, options, (change) => {
     try {
@@ -231,12 +231,14 @@ export function createPetStore(options: PetStoreOptions): PetStore {
   const rules = checkRules(options.rules);
   const ttlMs = checkPositive("idempotencyTtlMs", options.idempotencyTtlMs ?? DEFAULT_IDEMPOTENCY_TTL_MS);
   const observe = options.observe === undefined ? undefined : safeObserver(options.observe, onError);
-  const breaker = openBreaker(storage, checkBreaker(options.breaker), observe);
+  // Storage that cannot hang needs no breaker and no timer, and answers readiness from a read of its own each time.
+  const mayHang = !cannotHang(storage);
+  const breakerOptions = checkBreaker(options.breaker);
+  const breaker = mayHang ? openBreaker(storage, breakerOptions, observe) : undefined;
   const cors = checkCors(options.cors);
-  // Storage that cannot hang answers readiness from a read of its own each time, at no cost.
-  const reads = cannotHang(storage) ? undefined : new ReadClock();
+  const reads = mayHang ? new ReadClock() : undefined;
   const guard = guardStorage({
-    timeoutMs: cannotHang(storage) ? undefined : timeoutMs,
+    timeoutMs: mayHang ? timeoutMs : undefined,
     backend: storage.kind,
     observe,
     breaker,

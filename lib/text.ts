@@ -4,11 +4,11 @@
  */
 
 /**
- * `s` as one flat string: V8 keeps a string built by `+` as its pieces until something reads it
- * whole, and a string written (or checked by a regular expression) many times is cheaper flat.
+ * `s` as one flat string, in place: a string built by `+` is kept as its pieces until something
+ * reads it whole, and one written many times (or kept apart from its parent) is better flat.
  */
 export function flat(s: string): string {
-  s.charCodeAt(0); // reading a character makes V8 flatten the string in place
+  s.charCodeAt(0); // reading a character flattens it
   return s;
 }
 
