@@ -7,6 +7,9 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { startProgram } from "../support/program.ts";
 
+/** The lines the server wrote itself, among npm's. */
+const serverLines = (stderr: string) => stderr.split("\n").filter((line) => line.startsWith("petstore:"));
+
 const alive = (pid: number): boolean => {
   try {
     process.kill(pid, 0);
@@ -38,10 +41,7 @@ test("npm start: an unparsable PORT exits 2 with one line from the server", asyn
   const npm = startProgram(["start"], { PORT: "eighty" }, { command: "npm" });
   try {
     assert.is(await npm.exited(120_000), 2);
-    const ours = npm
-      .stderr()
-      .split("\n")
-      .filter((l) => l.startsWith("petstore:"));
+    const ours = serverLines(npm.stderr());
     assert.is(ours.length, 1, npm.stderr());
     assert.match(ours[0] as string, /PORT/);
     assert.not.match(npm.stderr(), /\n\s+at /, "no stack trace");
@@ -54,10 +54,7 @@ test("npm start --port 4645 (without --): exits 2 with one line that shows `npm 
   const npm = startProgram(["start", "--port", "4645"], { PETSTORE_API_KEYS: "npm-start-key" }, { command: "npm" });
   try {
     assert.is(await npm.exited(120_000), 2);
-    const ours = npm
-      .stderr()
-      .split("\n")
-      .filter((l) => l.startsWith("petstore:"));
+    const ours = serverLines(npm.stderr());
     assert.is(ours.length, 1, npm.stderr());
     assert.match(ours[0] as string, /unexpected argument '4645': did you mean `npm start -- --port 4645`\?/);
   } finally {

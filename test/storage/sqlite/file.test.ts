@@ -54,6 +54,14 @@ async function assertUnavailable(store: PetStore) {
   assert.is(await store.ready(), false);
 }
 
+/** The file's problem was reported once, naming the path and saying what happened (`what`: /was removed/, …). */
+function assertReportedOnce(fileReports: () => unknown[], path: string, what: RegExp) {
+  const reports = fileReports() as Error[];
+  assert.is(reports.length, 1, "reported once");
+  assert.ok(reports[0]?.message.includes(path), reports[0]?.message);
+  assert.match(reports[0]?.message ?? "", what);
+}
+
 s(
   "sqlite file removed: ready() is false, creates and reads answer 503 storage_unavailable, reported once with the path",
   async () => {
@@ -65,10 +73,7 @@ s(
     for (let i = 0; i < 5; i++) assert.is((await create(store)).status, 503);
     await sleep(150);
     await assertUnavailable(store);
-    const reports = fileReports() as Error[];
-    assert.is(reports.length, 1, "reported once");
-    assert.ok(reports[0]?.message.includes(path), reports[0]?.message);
-    assert.match(reports[0]?.message ?? "", /was removed/);
+    assertReportedOnce(fileReports, path, /was removed/);
   },
 );
 
@@ -83,10 +88,7 @@ s(
     renameSync(join(dir, "other.db"), path);
     await assertUnavailable(store);
     for (let i = 0; i < 5; i++) assert.is((await create(store)).status, 503);
-    const reports = fileReports() as Error[];
-    assert.is(reports.length, 1, "reported once");
-    assert.ok(reports[0]?.message.includes(path), reports[0]?.message);
-    assert.match(reports[0]?.message ?? "", /was replaced/);
+    assertReportedOnce(fileReports, path, /was replaced/);
   },
 );
 
@@ -100,10 +102,7 @@ s(
     truncateSync(path, 8192); // whole pages again, but not the pages it had
     await sleep(150);
     await assertUnavailable(store);
-    const reports = fileReports() as Error[];
-    assert.is(reports.length, 1, "reported once");
-    assert.ok(reports[0]?.message.includes(path), reports[0]?.message);
-    assert.match(reports[0]?.message ?? "", /was truncated/);
+    assertReportedOnce(fileReports, path, /was truncated/);
   },
 );
 
