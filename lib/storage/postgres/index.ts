@@ -10,7 +10,7 @@ import { PET_STATUSES } from "../../schemas.ts";
 import { redactUrl, StorageConfigError, unreachable } from "../config-error.ts";
 import { loadDriver, requireFromDriver } from "../driver.ts";
 import type { CreateOnceResult, IdempotencyRecord, ListPage, PetStorage } from "../port.ts";
-import { indexedId, petOfKeyvText, petValues, readPet, storageClosed } from "../values.ts";
+import { indexedId, makeKeyvPetReader, petValues, readPet, storageClosed } from "../values.ts";
 import { createSchema, nameStatement, openPool, type PgModule, type PgNamedQuery } from "./connection.ts";
 import { makeWriter } from "./writes.ts";
 
@@ -97,6 +97,7 @@ export async function postgresStorage(options: PostgresStorageOptions): Promise<
     if (closing !== undefined) throw storageClosed("postgres");
   };
   const writer = makeWriter(pool, qualified, values, ensureOpen);
+  const readPageValue = makeKeyvPetReader(values, "postgres");
 
   /**
    * One statement per page: the index range and, for each of its rows, Keyv's value (null when
@@ -147,7 +148,7 @@ export async function postgresStorage(options: PostgresStorageOptions): Promise<
       const pets: Pet[] = new Array(rows.length);
       for (let i = 0; i < rows.length; i++) {
         const row = rows[i] as Record<string, unknown>;
-        pets[i] = petOfKeyvText(indexedId(row.id, "postgres"), row.value, values, "postgres");
+        pets[i] = readPageValue(indexedId(row.id, "postgres"), row.value);
       }
       return pets;
     },

@@ -15,6 +15,7 @@ import {
   checkNewId,
   indexedId,
   keyvTextAround,
+  makeKeyvPetReader,
   petOfKeyvText,
   petValues,
   readPet,
@@ -178,6 +179,7 @@ function buildStore(
   // Replicated writes go on a connection of their own, out of order with INCR: no guessed ids then.
   const ids = takeIds(!replicated);
   const pages = makePageGuesses<PetStatus>(keys.value);
+  const readPageValue = makeKeyvPetReader(values, "redis");
   let closing: Promise<void> | undefined;
   // A closed store refuses calls before they reach the driver (@keyv/redis would even reconnect).
   const ensureOpen = () => {
@@ -336,8 +338,7 @@ function buildStore(
         guess === undefined ? undefined : commands.mGet(guess.valueKeys),
       ]);
       // Ids stay the members' text: the client decodes integer replies imprecisely near 2^53.
-      const petsOf = (raws: unknown[]) =>
-        ids.map((id, i) => petOfKeyvText(indexedId(id, "redis"), raws[i], values, "redis"));
+      const petsOf = (raws: unknown[]) => ids.map((id, i) => readPageValue(indexedId(id, "redis"), raws[i]));
       if (guess !== undefined && guessed !== undefined && guessHolds(guess, ids)) return petsOf(guessed);
       const read = ids.map(String);
       pages.learn(status, after, limit, read);
