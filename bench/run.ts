@@ -206,6 +206,18 @@ function jobs(): Job[] {
     args: mode,
     timeoutMs: QUICK ? 120_000 : 240_000,
   });
+  // Moving a store (issue 46): SQLite exported, then imported into Postgres and into Redis.
+  for (const target of ["postgres", "redis"]) {
+    list.push({
+      id: "X1",
+      scenario: `X1 ${target}`,
+      unit: "s",
+      target: { on: "ours", op: "<=", value: 60 },
+      program: "./transfer.ts",
+      args: [target, ...mode],
+      timeoutMs: QUICK ? 60_000 : 300_000,
+    });
+  }
   // I3 comes from the I1 program, C2 and C3 from C1's: asking for one runs that one.
   const wanted = [...only];
   if (only.includes("I3")) wanted.push("I1");

@@ -10,3 +10,5 @@
 export type { ConformanceCase } from "./cases.ts";
 export { conformanceCases } from "./cases.ts";
 export type { ConformanceTarget, FetchTarget, SocketTarget, TargetBase } from "./client.ts";
+export type { StorageCase } from "./storage.ts";
+export { storageCases } from "./storage.ts";

@@ -55,7 +55,15 @@ export type { MemoryStorageOptions } from "./storage/memory/index.ts";
 export { memoryStorage } from "./storage/memory/index.ts";
 export type { OpenStorageOptions } from "./storage/open.ts";
 export { openStorage, StorageConfigError } from "./storage/open.ts";
-export type { CreateOnceResult, IdempotencyRecord, ListPage, PetData, PetStorage } from "./storage/port.ts";
+export type {
+  CreateOnceResult,
+  IdempotencyRecord,
+  KeyRecord,
+  ListPage,
+  PetData,
+  PetStorage,
+  StorageTransfer,
+} from "./storage/port.ts";
 export type { PostgresStorageOptions } from "./storage/postgres/index.ts";
 export { postgresStorage } from "./storage/postgres/index.ts";
 export type { RedisStorageOptions } from "./storage/redis/index.ts";

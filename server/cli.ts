@@ -15,6 +15,7 @@ import type { Logger } from "./logger.ts";
 import { createLogger, flushLogs } from "./logger.ts";
 import { createMetrics, loadPromClient, type MetricsServer, serveMetrics } from "./metrics.ts";
 import { startServer, storageKind } from "./start.ts";
+import { runTransfer, TRANSFER_COMMANDS, type TransferCommand } from "./transfer/cli.ts";
 
 /** The package's version, from its own package.json (the package imports itself by name). */
 function packageVersion(): string {
@@ -173,6 +174,11 @@ async function stopAndExit(
 
 /** Runs the server as `npm start` / the `petstore` command does, until SIGTERM or SIGINT. */
 export async function main(argv: readonly string[] = process.argv.slice(2), env = process.env): Promise<void> {
+  const [command, ...rest] = argv;
+  if (TRANSFER_COMMANDS.includes(command as TransferCommand)) {
+    process.exitCode = await runTransfer(command as TransferCommand, rest, env);
+    return;
+  }
   let loaded: ReturnType<typeof loadConfig>;
   try {
     loaded = loadConfig(env, argv);

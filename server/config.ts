@@ -96,7 +96,8 @@ Every flag mirrors an environment variable (the flag wins):
   --cors-origins PETSTORE_CORS_ORIGINS  origins whose pages may call the API: comma-separated, or * (default off)
 API keys are read only from PETSTORE_API_KEYS (comma-separated); without it a random key is
 generated and printed at start-up. Through npm, flags go after --: npm start -- --port 8081.
-  --help (-h) prints this; --version (-v) prints the version.`;
+  --help (-h) prints this; --version (-v) prints the version.
+Moving data: petstore export | import | migrate (petstore export --help).`;
 
 /** A setting as the user gave it: its text, and the flag or variable it came from (named in errors). */
 interface Setting {

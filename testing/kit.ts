@@ -19,8 +19,12 @@ import type { RequestRecord } from "./journal.ts";
 import { headerOf, Journal, recordOf } from "./journal.ts";
 
 export interface TestKitOptions {
-  /** Pets to seed at start and at every `reset()`: a list of NewPets, or a count (names `pet-1`, `pet-2`…). */
-  pets?: readonly NewPetInput[] | number;
+  /**
+   * Pets to seed at start and at every `reset()`: a list of NewPets, a count (names `pet-1`,
+   * `pet-2`…), or the path of an export file (`petstore export`: its pets at their ids, and its
+   * idempotency keys; Node only).
+   */
+  pets?: readonly NewPetInput[] | number | string;
   /** A `PetStorage`, or a storage string as `PETSTORE_STORAGE` takes (`sqlite:…`, `redis://…`). Default: memory. */
   storage?: PetStorage | string;
   /** Base path (default "/v1"). */
@@ -81,9 +85,12 @@ function checkKitOptions(options: TestKitOptions): void {
   if (
     pets !== undefined &&
     !Array.isArray(pets) &&
-    !(typeof pets === "number" && Number.isSafeInteger(pets) && pets >= 0)
+    !(typeof pets === "number" && Number.isSafeInteger(pets) && pets >= 0) &&
+    !(typeof pets === "string" && pets !== "")
   ) {
-    throw new TypeError("petstore-lib/testing: pets must be a list of NewPets or a count (an integer, 0 or more)");
+    throw new TypeError(
+      "petstore-lib/testing: pets must be a list of NewPets, a count (an integer, 0 or more) or an export file's path",
+    );
   }
   if (options.delayMs !== undefined) checkMs("petstore-lib/testing: delayMs", options.delayMs);
   if (options.key !== undefined && (typeof options.key !== "string" || !/^[\x21-\x7e]{1,256}$/.test(options.key))) {
@@ -94,13 +101,23 @@ function checkKitOptions(options: TestKitOptions): void {
   }
 }
 
-/** The pets a seed creates: the list as given, or `count` pets with stable names. */
+/** The pets a seed creates: the list as given, or `count` pets with stable names (an export file seeds otherwise). */
 function seedList(pets: TestKitOptions["pets"]): readonly NewPetInput[] {
-  if (pets === undefined) return [];
+  if (pets === undefined || typeof pets === "string") return [];
   if (typeof pets === "number") {
     return Array.from({ length: pets }, (_, i) => ({ name: `pet-${i + 1}`, categoryId: 1 }));
   }
   return pets;
+}
+
+/**
+ * The importer of export files, loaded only when a kit is seeded from one: a Node-only module
+ * (files, hashes) that a browser bundle of the kit must not include, hence no literal specifier.
+ */
+async function loadImporter(): Promise<typeof import("../server/transfer/import.ts")> {
+  const own = import.meta.url;
+  const url = new URL(`../server/transfer/import${own.slice(own.lastIndexOf("."))}`, own);
+  return import(/* webpackIgnore: true */ /* @vite-ignore */ url.href);
 }
 
 /** The kit behind a test server or store: its store, and the store's answers with the kit's delay and ids. */
@@ -162,6 +179,7 @@ export async function openKit(options: TestKitOptions): Promise<OpenKit> {
   }
 
   async function seed(): Promise<void> {
+    if (typeof options.pets === "string") await (await loadImporter()).importFile(base, options.pets);
     for (const pet of seeds) await store.createPet(pet);
   }
 

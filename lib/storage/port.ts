@@ -31,6 +31,45 @@ export interface IdempotencyRecord {
   expiresAt: number;
 }
 
+/** A key record as stored, as an export file holds it and an import writes it. */
+export interface KeyRecord {
+  /** Whose key it is (see IdempotencyRecord.scope). */
+  scope: string;
+  /** The key itself. */
+  key: string;
+  /** SHA-256 (64 hex characters) of the canonical NewPet. */
+  fingerprint: string;
+  /** The pet the key replays. */
+  petId: number;
+  /** When the record expires (ms since the epoch). */
+  expiresAt: number;
+}
+
+/**
+ * What moving a store's data needs beyond the calls a request makes (`exportStore`, `importStore`:
+ * docs/STORAGE.md, "Moving data"), each in the backend's own way. Pets are read with `list`.
+ */
+export interface StorageTransfer {
+  /** The id the next create would take at the least (the sequence plus one), without taking it. */
+  nextId(): Promise<number>;
+  /** Every unexpired key record (`expiresAt` after `now`), in batches, each once, in any order. */
+  keys(now: number): AsyncIterable<KeyRecord[]>;
+  /**
+   * Writes pets at their own ids in one atomic step and moves the sequence past the highest (never
+   * back): a pet already stored with the same fields is left as it is; when an id holds another
+   * pet, nothing is written and that id is answered.
+   */
+  putPets(pets: readonly Pet[]): Promise<{ written: number } | { conflict: number }>;
+  /** Moves the sequence so that the next create takes `next` or a higher id (never back). */
+  advanceIds(next: number): Promise<void>;
+  /**
+   * Writes key records, each expiring at its `expiresAt`, in one atomic step: a record already
+   * stored with the same fields is left as it is, an expired one (by `now`) is replaced; when an
+   * unexpired record of the same scope and key differs, nothing is written and it is answered.
+   */
+  putKeys(records: readonly KeyRecord[], now: number): Promise<{ written: number } | { conflict: KeyRecord }>;
+}
+
 /** What `createOnce` did: created or replayed a pet, or refused because of the key. */
 export type CreateOnceResult = { pet: Pet; replayed: boolean } | { conflict: "reused" | "in_use" };
 
@@ -96,4 +135,6 @@ export interface PetStorage {
    * very same fields.
    */
   clear?(): Promise<void>;
+  /** Moving data out and in (export, import, migrate). Optional: a storage without it can be neither. */
+  readonly transfer?: StorageTransfer;
 }

@@ -10,6 +10,7 @@ import type { CreateOnceResult, IdempotencyRecord, ListPage, PetData, PetStorage
 import type { CountsWrites } from "../write-count.ts";
 import { WRITE_COUNT } from "../write-count.ts";
 import { MemoryKeys } from "./keys.ts";
+import { makeMemoryTransfer } from "./transfer.ts";
 
 /** Expired idempotency records removed per write at most: a write never pays for a long quiet spell at once. */
 const SWEEP_BATCH = 64;
@@ -191,7 +192,7 @@ export function memoryStorage(options: MemoryStorageOptions = {}): PetStorage {
     pending: new StatusIndex("pending"),
     sold: new StatusIndex("sold"),
   };
-  let lastId = 0;
+  const sequence = { last: 0 };
   const keys = new MemoryKeys();
 
   /**
@@ -199,11 +200,15 @@ export function memoryStorage(options: MemoryStorageOptions = {}): PetStorage {
    * is the caller's: the table keeps columns, not this object.
    */
   function insert(data: PetData): Pet {
-    const id = ++lastId;
-    const pet: Pet = { id, name: data.name, categoryId: data.categoryId, status: data.status };
-    table.write(id, pet);
-    byStatus[pet.status].insert(id, pet.name, pet.categoryId);
+    const pet: Pet = { id: ++sequence.last, name: data.name, categoryId: data.categoryId, status: data.status };
+    write(pet);
     return pet;
+  }
+
+  /** Stores a pet at its id: in the table and its status index. */
+  function write(pet: Pet): void {
+    table.write(pet.id, pet);
+    byStatus[pet.status].insert(pet.id, pet.name, pet.categoryId);
   }
 
   const storage: PetStorage & CountsWrites = {
@@ -250,8 +255,9 @@ export function memoryStorage(options: MemoryStorageOptions = {}): PetStorage {
       table.clear();
       keys.clear();
       for (const status of PET_STATUSES) byStatus[status] = new StatusIndex(status);
-      lastId = 0;
+      sequence.last = 0;
     },
+    transfer: makeMemoryTransfer({ read: (id) => table.read(id), write, keys, sequence }),
   };
   return storage;
 }

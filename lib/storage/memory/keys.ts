@@ -6,6 +6,8 @@
  * of expired records, oldest first.
  */
 
+import type { KeyRecord } from "../port.ts";
+
 const FINGERPRINT_BYTES = 32;
 /** Matches every string: see `add`. */
 const ANY = /^/;
@@ -93,6 +95,23 @@ export class MemoryKeys {
     this.writePrint(i * FINGERPRINT_BYTES, fingerprint);
     if (!keys.has(key)) this.count++;
     keys.set(key, this.next++);
+  }
+
+  /** Every unexpired record (`expiresAt` after `now`), scope by scope. */
+  live(now: number): KeyRecord[] {
+    const records: KeyRecord[] = [];
+    const scopeNames = [...this.scopes.keys()]; // in the order of their numbers
+    for (let s = 0; s < this.scopeKeys.length; s++) {
+      for (const [key, slot] of this.scopeKeys[s] as Map<string, number>) {
+        const i = slot - this.base;
+        const expiresAt = this.expires[i] as number;
+        if (expiresAt <= now) continue;
+        const print = this.prints.subarray(i * FINGERPRINT_BYTES, (i + 1) * FINGERPRINT_BYTES);
+        const fingerprint = Array.from(print, (byte) => byte.toString(16).padStart(2, "0")).join("");
+        records.push({ scope: scopeNames[s] as string, key, fingerprint, petId: this.petIds[i] as number, expiresAt });
+      }
+    }
+    return records;
   }
 
   /** Writes a fingerprint's 64 hex characters as 32 bytes from `at`. */

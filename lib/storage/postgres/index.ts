@@ -12,6 +12,7 @@ import { loadDriver, requireFromDriver } from "../driver.ts";
 import type { CreateOnceResult, IdempotencyRecord, ListPage, PetStorage } from "../port.ts";
 import { indexedId, makeKeyvPetReader, petValues, readPet, storageClosed } from "../values.ts";
 import { createSchema, nameStatement, openPool, type PgModule, type PgNamedQuery } from "./connection.ts";
+import { makePostgresTransfer } from "./transfer.ts";
 import { makeWriter } from "./writes.ts";
 
 type KeyvPostgresDriver = typeof import("@keyv/postgres");
@@ -160,6 +161,7 @@ export async function postgresStorage(options: PostgresStorageOptions): Promise<
       closing ??= pool.end().catch(() => {});
       return closing;
     },
+    transfer: makePostgresTransfer({ pool, qualified, values, ensureOpen }),
     /** Empties this store's own tables (`<table>_*` that it created) and restarts its sequence at 1, in one transaction. */
     async clear() {
       ensureOpen();

@@ -28,6 +28,7 @@ import { makeReplicatedWrites } from "./durability.ts";
 import { type AtGuess, takeIds } from "./id-guess.ts";
 import { guessHolds, makePageGuesses } from "./page-guess.ts";
 import { CLAIM, readReply, runScript, WRITE, WRITE_AT, WRITE_ONCE_AT } from "./scripts.ts";
+import { makeRedisTransfer } from "./transfer.ts";
 
 /** Where a Redis store keeps its pets: one server (`url`) or a Redis Cluster (`cluster`), never both. */
 export interface RedisStorageOptions {
@@ -352,6 +353,7 @@ function buildStore(
       closing ??= connection.close();
       return closing;
     },
+    transfer: makeRedisTransfer({ connection, keys, values, ids, ensureOpen }),
     /**
      * Deletes every key of this store (values, sequence, indexes and any other record under its
      * prefix), found with SCAN, never KEYS or FLUSHDB: other namespaces are untouched.

@@ -128,3 +128,64 @@ ${writePet("KEYS[3]", "KEYS[4]", "KEYS[5]", "ARGV[3]", "ARGV[4]")}
 ${writeRecord("KEYS[1]", "ARGV[1]", "ARGV[3]", "ARGV[5]", "ARGV[6]")}
 return {'created'}
 `);
+
+/**
+ * Lua that moves the sequence at `sequence` up to `last` when it stands below (never back), or
+ * answers `invalid` when it holds no integer.
+ */
+const raiseSequence = (sequence: string, last: string) => `${readSequence(sequence)}
+if last < tonumber(${last}) then redis.call('SET', ${sequence}, ${last}) end`;
+
+/**
+ * Pets written at their own ids (an import), atomic: each pet whose value is absent gets its value
+ * (Keyv's key and format) and both index entries, as a create writes them; a value already there
+ * is left as it is (the caller compared it first); the sequence moves up to the highest id.
+ * KEYS: the sequence, the index of all pets, the indexes of available, pending, sold, then each
+ * pet's value. ARGV: the highest id, then for each pet its id, the KEYS number of its status's
+ * index and its value's text.
+ */
+export const PUT_PETS = hashScript(`
+${raiseSequence("KEYS[1]", "ARGV[1]")}
+local written = 0
+for i = 6, #KEYS do
+  local at = 2 + (i - 6) * 3
+  if redis.call('EXISTS', KEYS[i]) == 0 then
+${writePet("KEYS[i]", "KEYS[2]", "KEYS[tonumber(ARGV[at + 1])]", "ARGV[at]", "ARGV[at + 2]")}
+    written = written + 1
+  end
+end
+return {'written', tostring(written)}
+`);
+
+/** Moves the sequence up (never back). KEYS: the sequence. ARGV: the last id taken at the least. */
+export const RAISE_SEQUENCE = hashScript(`
+${raiseSequence("KEYS[1]", "ARGV[1]")}
+return {'raised'}
+`);
+
+/**
+ * Key records written with their expiry (an import), atomic: a record already there with the same
+ * text is left as it is, an expired or absent one written; when a live record of another text
+ * holds a key, nothing is written and `conflict` answers its number (from 1).
+ * KEYS: the records. ARGV: now, then for each record its text and time to live (ms).
+ */
+export const PUT_RECORDS = hashScript(`
+local texts = {}
+for i = 1, #KEYS do
+  local rec = redis.call('GET', KEYS[i])
+  local text = ARGV[i * 2]
+  if rec and rec ~= text then
+    local exp = tonumber(string.match(rec, ' (%S+)$') or '')
+    if not exp or exp > tonumber(ARGV[1]) then return {'conflict', tostring(i)} end
+  end
+  texts[i] = rec
+end
+local written = 0
+for i = 1, #KEYS do
+  if texts[i] ~= ARGV[i * 2] then
+    redis.call('SET', KEYS[i], ARGV[i * 2], 'PX', ARGV[i * 2 + 1])
+    written = written + 1
+  end
+end
+return {'written', tostring(written)}
+`);

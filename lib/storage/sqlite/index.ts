@@ -30,6 +30,7 @@ import { checkDatabaseFile, type FileCheck } from "./file.ts";
 import { addPetTexts, fillPetTexts } from "./pet-texts.ts";
 import { inIdOrder, openReads, pageTexts, type SqliteReads } from "./reads.ts";
 import { getTrusted, listTrusted } from "./served-copy.ts";
+import { makeSqliteTransfer } from "./transfer.ts";
 import { makeWriteQueue, makeWriter } from "./writes.ts";
 
 type KeyvSqliteDriver = typeof import("@keyv/sqlite");
@@ -212,6 +213,7 @@ export async function sqliteStorage(options: SqliteStorageOptions): Promise<PetS
     close,
     /** The store's onError, told once per change when the file is removed, replaced or truncated. */
     [REPORT_TO]: (report: (error: Error) => void) => fileCheck.reportTo(report),
+    transfer: makeSqliteTransfer({ db: own, table, values, serialise, ensureOpen }),
     /** Empties this store's own tables (`<table>_*` that it created) and restarts its sequence at 1. */
     async clear() {
       ensureOpen("write");

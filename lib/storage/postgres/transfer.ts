@@ -1,0 +1,171 @@
+/**
+ * Postgres storage, its side of moving data (export, import): the sequence, the key records in
+ * (scope, key) order, and pets and records written at their ids, a batch per transaction (arrays
+ * unnested: one statement a table). Pets are read with `list`.
+ */
+import type Keyv from "keyv";
+import type { Pet } from "../../schemas.ts";
+import type { KeyRecord, StorageTransfer } from "../port.ts";
+import { keyvTextAround, petOfKeyvText } from "../values.ts";
+import type { PgPool } from "./connection.ts";
+
+/** Key records read per query. */
+const KEY_PAGE = 1000;
+
+type Client = Awaited<ReturnType<PgPool["connect"]>>;
+
+export interface PostgresTransferParts {
+  pool: PgPool;
+  /** `<schema>.<table>`: the prefix of this store's tables and sequence. */
+  qualified: string;
+  values: Keyv<unknown>;
+  /** Throws when the store is closed. */
+  ensureOpen(): void;
+}
+
+const keyRecordOf = (row: Record<string, unknown>): KeyRecord => ({
+  scope: String(row.scope),
+  key: String(row.key),
+  fingerprint: String(row.fingerprint),
+  petId: Number(row.pet_id),
+  expiresAt: Number(row.expires_at),
+});
+
+const sameKey = (a: KeyRecord, b: KeyRecord) =>
+  a.fingerprint === b.fingerprint && a.petId === b.petId && a.expiresAt === b.expiresAt;
+
+/** The transfer calls of the Postgres store made of `parts`. */
+export function makePostgresTransfer({ pool, qualified, values, ensureOpen }: PostgresTransferParts): StorageTransfer {
+  const sequence = `${qualified}_id_seq`;
+  /** Runs `work` in a transaction on a client of its own: committed when it resolves `commit`. */
+  const inTransaction = async <T>(work: (client: Client) => Promise<{ commit: boolean; result: T }>): Promise<T> => {
+    ensureOpen();
+    const client = await pool.connect();
+    // A connection lost mid-transaction fails its query; unheard, its "error" event would end the process.
+    const ignore = () => {};
+    (client as { on?(event: "error", listener: () => void): unknown }).on?.("error", ignore);
+    try {
+      await client.query("BEGIN");
+      const { commit, result } = await work(client);
+      await client.query(commit ? "COMMIT" : "ROLLBACK");
+      client.release();
+      return result;
+    } catch (error) {
+      await client.query("ROLLBACK").catch(() => {});
+      client.release(error instanceof Error ? error : new Error(String(error)));
+      throw error;
+    }
+  };
+  /**
+   * Moves the sequence so that its last id taken is `last` or more, inside the caller's
+   * transaction. ALTER SEQUENCE locks it against `nextval` until the transaction ends, so no create
+   * takes an id between the read and `setval` (which would then move the sequence back).
+   */
+  const moveSequence = async (client: Client, last: number) => {
+    await client.query(`ALTER SEQUENCE ${sequence} MAXVALUE 9007199254740991`);
+    const [row] = (await client.query(`SELECT last_value, is_called FROM ${sequence}`)).rows;
+    const taken = Number(row?.last_value) - (row?.is_called ? 0 : 1);
+    if (last > taken) await client.query("SELECT setval($1, $2, true)", [sequence, last]);
+  };
+
+  return {
+    async nextId() {
+      ensureOpen();
+      const [row] = (await pool.query(`SELECT last_value, is_called FROM ${sequence}`)).rows;
+      return Number(row?.last_value) + (row?.is_called ? 1 : 0);
+    },
+    async *keys(now: number) {
+      let after = ["", ""];
+      for (;;) {
+        ensureOpen();
+        const { rows } = await pool.query(
+          `SELECT scope, key, fingerprint, pet_id, expires_at FROM ${qualified}_idempotency
+             WHERE expires_at > $1 AND (scope, key) > ($2, $3) ORDER BY scope, key LIMIT ${KEY_PAGE}`,
+          [now, ...after],
+        );
+        if (rows.length > 0) yield rows.map(keyRecordOf);
+        const last = rows[rows.length - 1];
+        if (rows.length < KEY_PAGE || last === undefined) return;
+        after = [String(last.scope), String(last.key)];
+      }
+    },
+    async putPets(pets: readonly Pet[]) {
+      if (pets.length === 0) return { written: 0 };
+      return inTransaction<{ written: number } | { conflict: number }>(async (client) => {
+        const ids = pets.map((pet) => pet.id);
+        const { rows } = await client.query(
+          `SELECT i.id, (SELECT v.value FROM ${qualified}_values v WHERE v.key = 'pets:' || i.id) AS value
+             FROM ${qualified}_index i WHERE i.id = ANY($1::bigint[])`,
+          [ids],
+        );
+        const there = new Map(rows.map((row) => [Number(row.id), row.value]));
+        const missing: Pet[] = [];
+        for (const pet of pets) {
+          if (!there.has(pet.id)) missing.push(pet);
+          else {
+            const { name, categoryId, status } = petOfKeyvText(pet.id, there.get(pet.id), values, "postgres");
+            if (name !== pet.name || categoryId !== pet.categoryId || status !== pet.status) {
+              return { commit: false, result: { conflict: pet.id } };
+            }
+          }
+        }
+        if (missing.length > 0) {
+          const texts = missing.map((pet) => {
+            const [head, tail] = keyvTextAround(values, pet);
+            return head + pet.id + tail;
+          });
+          await client.query(
+            `INSERT INTO ${qualified}_values (key, value) SELECT * FROM unnest($1::text[], $2::text[])
+               ON CONFLICT (key) DO UPDATE SET value = excluded.value`,
+            [missing.map((pet) => `pets:${pet.id}`), texts],
+          );
+          await client.query(
+            `INSERT INTO ${qualified}_index (id, status) SELECT * FROM unnest($1::bigint[], $2::text[])`,
+            [missing.map((pet) => pet.id), missing.map((pet) => pet.status)],
+          );
+        }
+        await moveSequence(client, Math.max(...ids));
+        return { commit: true, result: { written: missing.length } };
+      });
+    },
+    async advanceIds(next: number) {
+      if (next <= 1) return;
+      await inTransaction(async (client) => {
+        await moveSequence(client, next - 1);
+        return { commit: true, result: undefined };
+      });
+    },
+    async putKeys(records: readonly KeyRecord[], now: number) {
+      if (records.length === 0) return { written: 0 };
+      return inTransaction<{ written: number } | { conflict: KeyRecord }>(async (client) => {
+        const { rows } = await client.query(
+          `SELECT scope, key, fingerprint, pet_id, expires_at FROM ${qualified}_idempotency
+             WHERE (scope, key) IN (SELECT * FROM unnest($1::text[], $2::text[])) AND expires_at > $3`,
+          [records.map((r) => r.scope), records.map((r) => r.key), now],
+        );
+        const live = new Map(rows.map((row) => [`${row.scope}\n${row.key}`, keyRecordOf(row)]));
+        const fresh: KeyRecord[] = [];
+        for (const record of records) {
+          const found = live.get(`${record.scope}\n${record.key}`);
+          if (found === undefined) fresh.push(record);
+          else if (!sameKey(found, record)) return { commit: false, result: { conflict: record } };
+        }
+        if (fresh.length > 0) {
+          await client.query(
+            `INSERT INTO ${qualified}_idempotency (scope, key, fingerprint, pet_id, expires_at)
+               SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::bigint[])
+               ON CONFLICT (scope, key) DO UPDATE SET fingerprint = excluded.fingerprint, pet_id = excluded.pet_id, expires_at = excluded.expires_at`,
+            [
+              fresh.map((r) => r.scope),
+              fresh.map((r) => r.key),
+              fresh.map((r) => r.fingerprint),
+              fresh.map((r) => r.petId),
+              fresh.map((r) => r.expiresAt),
+            ],
+          );
+        }
+        return { commit: true, result: { written: fresh.length } };
+      });
+    },
+  };
+}

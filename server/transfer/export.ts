@@ -1,0 +1,147 @@
+/**
+ * `exportStore`: a store's data as the records of an export, read beside a serving store without
+ * stopping it. The export holds the pets below the sequence as it stood at the start (every pet
+ * acknowledged before then), counted in a first walk and written in a second, and the live key
+ * records of those pets.
+ */
+import { createHash } from "node:crypto";
+import type { Pet } from "../../lib/schemas.ts";
+import type { KeyRecord, PetStorage, StorageTransfer } from "../../lib/storage/port.ts";
+import { EXPORT_FORMAT, EXPORT_VERSION, type ExportHeader, type ExportRecord, lineOf } from "./format.ts";
+
+/** Pets read per `list` call. */
+export const PET_PAGE = 1000;
+
+export interface ExportOptions {
+  /** Told after each batch of lines: how many pets and keys are written, of how many. */
+  onProgress?(done: number, total: number): void;
+  /** Stops the export between two batches (its iteration then rejects with the signal's reason). */
+  signal?: AbortSignal;
+}
+
+/** The storage's transfer calls, or a clear error for a storage that has none. */
+export function transferOf(storage: PetStorage): StorageTransfer {
+  if (storage?.transfer === undefined) {
+    throw new Error(
+      `${storage?.kind ?? "this"} storage cannot export or import (it has no transfer calls: docs/STORAGE.md, "Moving data")`,
+    );
+  }
+  return storage.transfer;
+}
+
+/** Every pet with an id below `below`, ascending, a page at a time. */
+export async function* walkPets(storage: PetStorage, below = Number.POSITIVE_INFINITY): AsyncGenerator<Pet[]> {
+  let after = 0;
+  for (;;) {
+    const page = await storage.list({ after, limit: PET_PAGE });
+    const kept = page.filter((pet) => pet.id < below);
+    if (kept.length > 0) yield kept;
+    const last = page[page.length - 1];
+    if (page.length < PET_PAGE || last === undefined || last.id >= below) return;
+    after = last.id;
+  }
+}
+
+/** The ids of `ids` (ascending) holds `id`: a binary search. */
+function holds(ids: Float64Array, count: number, id: number): boolean {
+  let lo = 0;
+  let hi = count;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if ((ids[mid] as number) < id) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < count && ids[lo] === id;
+}
+
+/** Every unexpired key record of the storage whose pet is among `ids`, by scope then key. */
+async function liveKeys(
+  transfer: StorageTransfer,
+  now: number,
+  ids: Float64Array,
+  count: number,
+): Promise<KeyRecord[]> {
+  const records: KeyRecord[] = [];
+  const seen = new Set<string>();
+  for await (const batch of transfer.keys(now)) {
+    for (const record of batch) {
+      const name = `${record.scope}\n${record.key}`;
+      if (seen.has(name) || !holds(ids, count, record.petId)) continue;
+      seen.add(name);
+      records.push(record);
+    }
+  }
+  return records.sort((a, b) => (a.scope === b.scope ? compare(a.key, b.key) : compare(a.scope, b.scope)));
+}
+const compare = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
+/** The lines of an export of `storage`, each with its record; the end line's digest covers the lines before it. */
+export async function* exportLines(
+  storage: PetStorage,
+  options: ExportOptions = {},
+): AsyncGenerator<[ExportRecord, string]> {
+  const transfer = transferOf(storage);
+  const { onProgress, signal } = options;
+  const startedAt = new Date();
+  const nextId = await transfer.nextId();
+  // The first walk decides what the export holds: the pets there now below the sequence's start.
+  let ids = new Float64Array(1024);
+  let count = 0;
+  for await (const page of walkPets(storage, nextId)) {
+    signal?.throwIfAborted();
+    if (count + page.length > ids.length) {
+      const grown = new Float64Array(Math.max(ids.length * 2, count + page.length));
+      grown.set(ids);
+      ids = grown;
+    }
+    for (const pet of page) ids[count++] = pet.id;
+  }
+  const keys = await liveKeys(transfer, startedAt.getTime(), ids, count);
+  const header: ExportHeader = {
+    format: EXPORT_FORMAT,
+    version: EXPORT_VERSION,
+    exportedAt: startedAt.toISOString(),
+    nextId,
+    pets: count,
+    keys: keys.length,
+  };
+  const total = count + keys.length;
+  const digest = createHash("sha256");
+  const emit = (record: ExportRecord): [ExportRecord, string] => {
+    const line = lineOf(record);
+    digest.update(line);
+    return [record, line];
+  };
+  yield emit(header);
+  // The second walk writes them: pets are never changed or removed, so each is found again.
+  let written = 0;
+  for await (const page of walkPets(storage, nextId)) {
+    signal?.throwIfAborted();
+    for (const pet of page) {
+      if (!holds(ids, count, pet.id)) continue; // created after the start
+      if (ids[written] !== pet.id) throw new Error(`the store changed during the export: pet ${ids[written]} is gone`);
+      written++;
+      yield emit({ pet });
+    }
+    onProgress?.(written, total);
+  }
+  if (written !== count) throw new Error(`the store changed during the export: ${count - written} pets are gone`);
+  for (const [i, key] of keys.entries()) {
+    yield emit({ key });
+    if (i % PET_PAGE === PET_PAGE - 1) onProgress?.(count + i + 1, total);
+  }
+  onProgress?.(total, total);
+  const end = { end: true as const, sha256: digest.digest("hex") };
+  yield [end, lineOf(end)];
+}
+
+/**
+ * The records of an export of `storage` (pets, and the key records of idempotent creates), read
+ * beside a serving store without stopping it: a header, each pet acknowledged before the export
+ * started in ascending id, each live key record, and the end with the digest of the lines before
+ * it. Rejects for a storage without transfer calls.
+ * @example for await (const record of exportStore(storage)) out.write(JSON.stringify(record) + "\n")
+ */
+export async function* exportStore(storage: PetStorage, options: ExportOptions = {}): AsyncGenerator<ExportRecord> {
+  for await (const [record] of exportLines(storage, options)) yield record;
+}

@@ -1,0 +1,67 @@
+/**
+ * `migrate --verify`: two stores compared as their clients see them, page by page (all pets, then
+ * each status, 100 a page as the API's largest), and their live key records.
+ */
+import { MAX_LIMIT, PET_STATUSES, type Pet, type PetStatus } from "../../lib/schemas.ts";
+import type { KeyRecord, PetStorage } from "../../lib/storage/port.ts";
+import { transferOf } from "./export.ts";
+
+/** The stores differ: what and where. */
+export class VerifyError extends Error {
+  override name = "VerifyError";
+}
+
+/** The pages of `status` (all pets when undefined), as a client walks them. */
+async function* pagesOf(
+  storage: PetStorage,
+  status: PetStatus | undefined,
+): AsyncGenerator<{ page: Pet[]; after: number }> {
+  let after = 0;
+  for (;;) {
+    const page = await storage.list({ status, after, limit: MAX_LIMIT });
+    yield { page, after };
+    const last = page[page.length - 1];
+    if (page.length < MAX_LIMIT || last === undefined) return;
+    after = last.id;
+  }
+}
+
+/** Every live key record, by scope and key, as text. */
+async function keyTexts(storage: PetStorage, now: number): Promise<string[]> {
+  const texts: string[] = [];
+  for await (const batch of transferOf(storage).keys(now)) {
+    for (const { scope, key, fingerprint, petId, expiresAt } of batch as KeyRecord[]) {
+      texts.push(JSON.stringify([scope, key, fingerprint, petId, expiresAt]));
+    }
+  }
+  return texts.sort();
+}
+
+/** Compares `target` with `source`; rejects with a VerifyError at the first difference. */
+export async function verifyStores(source: PetStorage, target: PetStorage): Promise<{ pets: number; keys: number }> {
+  let pets = 0;
+  for (const status of [undefined, ...PET_STATUSES]) {
+    const theirs = pagesOf(target, status);
+    for await (const { page: mine, after } of pagesOf(source, status)) {
+      const other = await theirs.next();
+      if (other.done || JSON.stringify(mine) !== JSON.stringify(other.value.page)) {
+        const what = status === undefined ? "pets" : `${status} pets`;
+        throw new VerifyError(
+          `the page of ${what} after id ${after} differs: ${mine.length} pets in the source, ${other.done ? 0 : other.value.page.length} in the target, not the same`,
+        );
+      }
+      if (status === undefined) pets += mine.length;
+    }
+    if (!(await theirs.next()).done)
+      throw new VerifyError(`the target has more pages of ${status ?? "all pets"} than the source`);
+  }
+  const now = Date.now();
+  const [mine, theirs] = await Promise.all([keyTexts(source, now), keyTexts(target, now)]);
+  const differs = mine.findIndex((text, i) => theirs[i] !== text);
+  if (differs >= 0 || mine.length !== theirs.length) {
+    throw new VerifyError(
+      `the key records differ: the source has ${mine.length} live ones, the target ${theirs.length}`,
+    );
+  }
+  return { pets, keys: mine.length };
+}
