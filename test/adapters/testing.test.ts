@@ -302,7 +302,8 @@ s("options: an unknown option, a bad pets value, key or delayMs is a TypeError",
   for (const options of [
     { failNext: 1 },
     { pets: -1 },
-    { pets: "3" },
+    { pets: "" }, // a string is an export file's path (issue 46): an empty one names none
+    { pets: true },
     { key: "" },
     { delayMs: -5 },
     { requestIds: "seq" },
