@@ -7,7 +7,9 @@
 import { createHash } from "node:crypto";
 import type { Pet } from "../../lib/schemas.ts";
 import type { KeyRecord, PetStorage, StorageTransfer } from "../../lib/storage/port.ts";
+import { keyName } from "../../lib/storage/transfer-checks.ts";
 import { EXPORT_FORMAT, EXPORT_VERSION, type ExportHeader, type ExportRecord, lineOf } from "./format.ts";
+import { IdList } from "./id-list.ts";
 
 /** Pets read per `list` call. */
 export const PET_PAGE = 1000;
@@ -42,31 +44,14 @@ export async function* walkPets(storage: PetStorage, below = Number.POSITIVE_INF
   }
 }
 
-/** The ids of `ids` (ascending) holds `id`: a binary search. */
-function holds(ids: Float64Array, count: number, id: number): boolean {
-  let lo = 0;
-  let hi = count;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if ((ids[mid] as number) < id) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo < count && ids[lo] === id;
-}
-
 /** Every unexpired key record of the storage whose pet is among `ids`, by scope then key. */
-async function liveKeys(
-  transfer: StorageTransfer,
-  now: number,
-  ids: Float64Array,
-  count: number,
-): Promise<KeyRecord[]> {
+async function liveKeys(transfer: StorageTransfer, now: number, ids: IdList): Promise<KeyRecord[]> {
   const records: KeyRecord[] = [];
   const seen = new Set<string>();
   for await (const batch of transfer.keys(now)) {
     for (const record of batch) {
-      const name = `${record.scope}\n${record.key}`;
-      if (seen.has(name) || !holds(ids, count, record.petId)) continue;
+      const name = keyName(record);
+      if (seen.has(name) || !ids.has(record.petId)) continue;
       seen.add(name);
       records.push(record);
     }
@@ -85,18 +70,13 @@ export async function* exportLines(
   const startedAt = new Date();
   const nextId = await transfer.nextId();
   // The first walk decides what the export holds: the pets there now below the sequence's start.
-  let ids = new Float64Array(1024);
-  let count = 0;
+  const ids = new IdList();
   for await (const page of walkPets(storage, nextId)) {
     signal?.throwIfAborted();
-    if (count + page.length > ids.length) {
-      const grown = new Float64Array(Math.max(ids.length * 2, count + page.length));
-      grown.set(ids);
-      ids = grown;
-    }
-    for (const pet of page) ids[count++] = pet.id;
+    for (const pet of page) ids.push(pet.id);
   }
-  const keys = await liveKeys(transfer, startedAt.getTime(), ids, count);
+  const count = ids.size;
+  const keys = await liveKeys(transfer, startedAt.getTime(), ids);
   const header: ExportHeader = {
     format: EXPORT_FORMAT,
     version: EXPORT_VERSION,
@@ -118,8 +98,9 @@ export async function* exportLines(
   for await (const page of walkPets(storage, nextId)) {
     signal?.throwIfAborted();
     for (const pet of page) {
-      if (!holds(ids, count, pet.id)) continue; // created after the start
-      if (ids[written] !== pet.id) throw new Error(`the store changed during the export: pet ${ids[written]} is gone`);
+      if (!ids.has(pet.id)) continue; // created after the start
+      if (ids.at(written) !== pet.id)
+        throw new Error(`the store changed during the export: pet ${ids.at(written)} is gone`);
       written++;
       yield emit({ pet });
     }

@@ -5,13 +5,14 @@
  * first, so that no create takes an imported id, then the pets, then the key records. Pets and
  * records already there are skipped, so a second run finishes an import that was stopped.
  */
-import { createHash, type Hash } from "node:crypto";
 import { createReadStream } from "node:fs";
 import { createInterface } from "node:readline";
 import type { Pet } from "../../lib/schemas.ts";
 import type { KeyRecord, PetStorage } from "../../lib/storage/port.ts";
+import { keyName, sameKeyRecord, samePet } from "../../lib/storage/transfer-checks.ts";
 import { PET_PAGE, transferOf, walkPets } from "./export.ts";
-import { type ExportHeader, type ExportRecord, ImportError, readHeader, readRecord } from "./format.ts";
+import { type ExportHeader, type ExportRecord, ImportError } from "./format.ts";
+import { InputCheck } from "./input-check.ts";
 
 /** Key records written per call. */
 const KEY_BATCH = 500;
@@ -46,110 +47,6 @@ interface CheckedInput {
   maxId: number;
   pets(): AsyncIterable<Pet[]>;
   keys(): AsyncIterable<KeyRecord[]>;
-}
-
-/** The checks of an input, line by line; `take` throws an ImportError naming the line. */
-class InputCheck {
-  header: ExportHeader | undefined;
-  private line = 0;
-  private readonly digest: Hash = createHash("sha256");
-  private lastId = 0;
-  private petCount = 0;
-  private keyCount = 0;
-  private ended = false;
-  /** The pet ids, ascending (a key must name one of them). */
-  private ids = new Float64Array(1024);
-  private readonly keyNames = new Set<string>();
-
-  /** `where(n)`: how messages name line n (`pets.ndjson line 3`, `record 3`). */
-  constructor(private readonly where: (line: number) => string) {}
-
-  private fail(reason: string, line = this.line): never {
-    throw new ImportError(`${this.where(line)}: ${reason}`);
-  }
-
-  /** Checks the next line (its text without the line feed): the pet or key it holds, if any. */
-  take(text: string): { pet: Pet } | { key: KeyRecord } | undefined {
-    this.line++;
-    if (this.ended) {
-      if (text === "") return undefined; // a line feed after the end line
-      this.fail("a line after the end line");
-    }
-    if (this.header === undefined) {
-      let value: unknown;
-      try {
-        value = JSON.parse(text);
-      } catch {
-        this.fail(`not a petstore export (its first line is not JSON)`);
-      }
-      try {
-        this.header = readHeader(value);
-      } catch (error) {
-        this.fail((error as Error).message);
-      }
-      this.digest.update(`${text}\n`);
-      return undefined;
-    }
-    let record: ReturnType<typeof readRecord>;
-    try {
-      record = readRecord(text);
-    } catch (error) {
-      this.fail((error as Error).message);
-    }
-    if ("end" in record) {
-      if (record.sha256 !== this.digest.digest("hex")) {
-        this.fail("the digest does not match the lines before it: the file was changed or cut short");
-      }
-      if (this.petCount !== this.header.pets || this.keyCount !== this.header.keys) {
-        this.fail(
-          `the header says ${this.header.pets} pets and ${this.header.keys} keys; the file holds ${this.petCount} and ${this.keyCount}`,
-        );
-      }
-      if (this.header.nextId <= this.lastId)
-        this.fail(`the header's nextId ${this.header.nextId} is not above the last pet's id ${this.lastId}`, 1);
-      this.ended = true;
-      return undefined;
-    }
-    this.digest.update(`${text}\n`);
-    if ("pet" in record) {
-      if (this.keyCount > 0) this.fail("a pet after the keys (pets come first)");
-      if (record.pet.id <= this.lastId)
-        this.fail(`pet ${record.pet.id} is not above the pet before it (${this.lastId}): pets come in ascending id`);
-      this.lastId = record.pet.id;
-      if (this.petCount === this.ids.length) {
-        const grown = new Float64Array(this.ids.length * 2);
-        grown.set(this.ids);
-        this.ids = grown;
-      }
-      this.ids[this.petCount++] = record.pet.id;
-      return record;
-    }
-    const name = `${record.key.scope}\n${record.key.key}`;
-    if (this.keyNames.has(name)) this.fail("a key given twice (the same scope and key)");
-    if (!this.names(record.key.petId)) this.fail(`the key names pet ${record.key.petId}, which is not in the file`);
-    this.keyNames.add(name);
-    this.keyCount++;
-    return record;
-  }
-
-  /** True when pet `id` is in the input (a binary search of the ids read). */
-  private names(id: number): boolean {
-    let lo = 0;
-    let hi = this.petCount;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if ((this.ids[mid] as number) < id) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo < this.petCount && this.ids[lo] === id;
-  }
-
-  /** The checks once every line is read: the header and end were there. */
-  finish(): { header: ExportHeader; maxId: number } {
-    if (this.header === undefined) this.fail("empty: not a petstore export", 1);
-    if (!this.ended) this.fail("no end line: the file was cut short", this.line);
-    return { header: this.header, maxId: this.lastId };
-  }
 }
 
 /** The lines of a file, without their line feeds. */
@@ -220,8 +117,6 @@ async function* numbered(input: CheckedInput): AsyncGenerator<{ pet: Pet; line: 
   for await (const batch of input.pets()) for (const pet of batch) yield { pet, line: ++line };
 }
 
-const samePet = (a: Pet, b: Pet) => a.name === b.name && a.categoryId === b.categoryId && a.status === b.status;
-
 /**
  * Compares the store's pets and key records with the input's, before anything is written: the
  * count of pets already there. Throws an ImportError for a pet or key that differs, and for pets
@@ -258,17 +153,12 @@ async function checkStore(storage: PetStorage, input: CheckedInput, { merge, sig
   const now = Date.now();
   const stored = new Map<string, KeyRecord>();
   for await (const batch of transferOf(storage).keys(now))
-    for (const record of batch) stored.set(`${record.scope}\n${record.key}`, record);
+    for (const record of batch) stored.set(keyName(record), record);
   if (stored.size > 0) {
     for await (const batch of input.keys()) {
       for (const record of batch) {
-        const found = stored.get(`${record.scope}\n${record.key}`);
-        if (
-          found !== undefined &&
-          (found.fingerprint !== record.fingerprint ||
-            found.petId !== record.petId ||
-            found.expiresAt !== record.expiresAt)
-        ) {
+        const found = stored.get(keyName(record));
+        if (found !== undefined && !sameKeyRecord(found, record)) {
           throw new ImportError(
             `the store holds key ${JSON.stringify(record.key.slice(0, 64))} of another create: nothing written`,
           );

@@ -97,18 +97,28 @@ export class MemoryKeys {
     keys.set(key, this.next++);
   }
 
+  /** The unexpired record of `scope` + `key` as a KeyRecord, or undefined. */
+  record(scope: string, key: string, now: number): KeyRecord | undefined {
+    const slot = this.find(scope, key, now);
+    return slot === undefined ? undefined : this.recordAt(slot, scope, key);
+  }
+
+  /** The record in `slot`, of `scope` + `key`. */
+  private recordAt(slot: number, scope: string, key: string): KeyRecord {
+    const i = slot - this.base;
+    const print = this.prints.subarray(i * FINGERPRINT_BYTES, (i + 1) * FINGERPRINT_BYTES);
+    const fingerprint = Array.from(print, (byte) => byte.toString(16).padStart(2, "0")).join("");
+    return { scope, key, fingerprint, petId: this.petIds[i] as number, expiresAt: this.expires[i] as number };
+  }
+
   /** Every unexpired record (`expiresAt` after `now`), scope by scope. */
   live(now: number): KeyRecord[] {
     const records: KeyRecord[] = [];
     const scopeNames = [...this.scopes.keys()]; // in the order of their numbers
     for (let s = 0; s < this.scopeKeys.length; s++) {
       for (const [key, slot] of this.scopeKeys[s] as Map<string, number>) {
-        const i = slot - this.base;
-        const expiresAt = this.expires[i] as number;
-        if (expiresAt <= now) continue;
-        const print = this.prints.subarray(i * FINGERPRINT_BYTES, (i + 1) * FINGERPRINT_BYTES);
-        const fingerprint = Array.from(print, (byte) => byte.toString(16).padStart(2, "0")).join("");
-        records.push({ scope: scopeNames[s] as string, key, fingerprint, petId: this.petIds[i] as number, expiresAt });
+        if ((this.expires[slot - this.base] as number) > now)
+          records.push(this.recordAt(slot, scopeNames[s] as string, key));
       }
     }
     return records;

@@ -4,6 +4,7 @@
  */
 import type { Pet } from "../../schemas.ts";
 import type { KeyRecord, StorageTransfer } from "../port.ts";
+import { freshKeys, missingPets } from "../transfer-checks.ts";
 import type { MemoryKeys } from "./keys.ts";
 
 /** What the transfer reaches of a memory store. */
@@ -23,8 +24,6 @@ export interface MemoryParts {
  */
 export const MAX_ID_GAP = 1 << 20;
 
-const samePet = (a: Pet, b: Pet) => a.name === b.name && a.categoryId === b.categoryId && a.status === b.status;
-
 /** The transfer calls of a memory store made of `parts`. */
 export function makeMemoryTransfer({ read, write, keys, sequence }: MemoryParts): StorageTransfer {
   return {
@@ -35,7 +34,6 @@ export function makeMemoryTransfer({ read, write, keys, sequence }: MemoryParts)
       yield keys.live(now);
     },
     async putPets(pets: readonly Pet[]) {
-      const missing: Pet[] = [];
       let top = sequence.last;
       for (const pet of pets) {
         if (pet.id > top + MAX_ID_GAP) {
@@ -44,10 +42,10 @@ export function makeMemoryTransfer({ read, write, keys, sequence }: MemoryParts)
           );
         }
         top = Math.max(top, pet.id);
-        const stored = read(pet.id);
-        if (stored === undefined) missing.push(pet);
-        else if (!samePet(stored, pet)) return { conflict: pet.id };
       }
+      const batch = missingPets(pets, (pet) => read(pet.id));
+      if ("conflict" in batch) return batch;
+      const { missing } = batch;
       for (const pet of missing) write(pet);
       for (const pet of pets) sequence.last = Math.max(sequence.last, pet.id);
       return { written: missing.length };
@@ -61,14 +59,9 @@ export function makeMemoryTransfer({ read, write, keys, sequence }: MemoryParts)
       sequence.last = Math.max(sequence.last, next - 1);
     },
     async putKeys(records: readonly KeyRecord[], now: number) {
-      const fresh: KeyRecord[] = [];
-      for (const record of records) {
-        const slot = keys.find(record.scope, record.key, now);
-        if (slot === undefined) fresh.push(record);
-        else if (!keys.matches(slot, record.fingerprint) || keys.petId(slot) !== record.petId) {
-          return { conflict: record };
-        }
-      }
+      const batch = freshKeys(records, ({ scope, key }) => keys.record(scope, key, now));
+      if ("conflict" in batch) return batch;
+      const { fresh } = batch;
       for (const { scope, key, fingerprint, petId, expiresAt } of fresh)
         keys.add(scope, key, fingerprint, petId, expiresAt);
       return { written: fresh.length };

@@ -6,6 +6,7 @@
 import type Keyv from "keyv";
 import type { Pet } from "../../schemas.ts";
 import type { KeyRecord, StorageTransfer } from "../port.ts";
+import { freshKeys, keyName, keyRecordOfRow, missingPets } from "../transfer-checks.ts";
 import { keyvTextAround, petOfKeyvText } from "../values.ts";
 import type { PgPool } from "./connection.ts";
 
@@ -22,17 +23,6 @@ export interface PostgresTransferParts {
   /** Throws when the store is closed. */
   ensureOpen(): void;
 }
-
-const keyRecordOf = (row: Record<string, unknown>): KeyRecord => ({
-  scope: String(row.scope),
-  key: String(row.key),
-  fingerprint: String(row.fingerprint),
-  petId: Number(row.pet_id),
-  expiresAt: Number(row.expires_at),
-});
-
-const sameKey = (a: KeyRecord, b: KeyRecord) =>
-  a.fingerprint === b.fingerprint && a.petId === b.petId && a.expiresAt === b.expiresAt;
 
 /** The transfer calls of the Postgres store made of `parts`. */
 export function makePostgresTransfer({ pool, qualified, values, ensureOpen }: PostgresTransferParts): StorageTransfer {
@@ -83,7 +73,7 @@ export function makePostgresTransfer({ pool, qualified, values, ensureOpen }: Po
              WHERE expires_at > $1 AND (scope, key) > ($2, $3) ORDER BY scope, key LIMIT ${KEY_PAGE}`,
           [now, ...after],
         );
-        if (rows.length > 0) yield rows.map(keyRecordOf);
+        if (rows.length > 0) yield rows.map(keyRecordOfRow);
         const last = rows[rows.length - 1];
         if (rows.length < KEY_PAGE || last === undefined) return;
         after = [String(last.scope), String(last.key)];
@@ -99,16 +89,11 @@ export function makePostgresTransfer({ pool, qualified, values, ensureOpen }: Po
           [ids],
         );
         const there = new Map(rows.map((row) => [Number(row.id), row.value]));
-        const missing: Pet[] = [];
-        for (const pet of pets) {
-          if (!there.has(pet.id)) missing.push(pet);
-          else {
-            const { name, categoryId, status } = petOfKeyvText(pet.id, there.get(pet.id), values, "postgres");
-            if (name !== pet.name || categoryId !== pet.categoryId || status !== pet.status) {
-              return { commit: false, result: { conflict: pet.id } };
-            }
-          }
-        }
+        const batch = missingPets(pets, (pet) =>
+          there.has(pet.id) ? petOfKeyvText(pet.id, there.get(pet.id), values, "postgres") : undefined,
+        );
+        if ("conflict" in batch) return { commit: false, result: batch };
+        const { missing } = batch;
         if (missing.length > 0) {
           const texts = missing.map((pet) => {
             const [head, tail] = keyvTextAround(values, pet);
@@ -143,13 +128,10 @@ export function makePostgresTransfer({ pool, qualified, values, ensureOpen }: Po
              WHERE (scope, key) IN (SELECT * FROM unnest($1::text[], $2::text[])) AND expires_at > $3`,
           [records.map((r) => r.scope), records.map((r) => r.key), now],
         );
-        const live = new Map(rows.map((row) => [`${row.scope}\n${row.key}`, keyRecordOf(row)]));
-        const fresh: KeyRecord[] = [];
-        for (const record of records) {
-          const found = live.get(`${record.scope}\n${record.key}`);
-          if (found === undefined) fresh.push(record);
-          else if (!sameKey(found, record)) return { commit: false, result: { conflict: record } };
-        }
+        const live = new Map(rows.map(keyRecordOfRow).map((record) => [keyName(record), record]));
+        const batch = freshKeys(records, (record) => live.get(keyName(record)));
+        if ("conflict" in batch) return { commit: false, result: batch };
+        const { fresh } = batch;
         if (fresh.length > 0) {
           await client.query(
             `INSERT INTO ${qualified}_idempotency (scope, key, fingerprint, pet_id, expires_at)

@@ -7,6 +7,7 @@ import type Keyv from "keyv";
 import type { Pet, PetStatus } from "../../schemas.ts";
 import { blameRecord, invalidRecord } from "../failures.ts";
 import type { KeyRecord, StorageTransfer } from "../port.ts";
+import { missingPets } from "../transfer-checks.ts";
 import { keyvTextAround, petOfKeyvText } from "../values.ts";
 import type { RedisConnection } from "./connection.ts";
 import type { IdTaking } from "./id-guess.ts";
@@ -105,12 +106,13 @@ export function makeRedisTransfer({ connection, keys, values, ids, ensureOpen }:
       if (pets.length === 0) return { written: 0 };
       const valueKeys = pets.map((pet) => keys.value(String(pet.id)));
       const stored = await commands.mGet(valueKeys);
-      for (const [i, pet] of pets.entries()) {
-        const raw = stored[i];
-        if (raw === null || raw === undefined) continue;
-        const { name, categoryId, status } = petOfKeyvText(pet.id, raw, values, "redis");
-        if (name !== pet.name || categoryId !== pet.categoryId || status !== pet.status) return { conflict: pet.id };
-      }
+      const raws = new Map(pets.map((pet, i) => [pet.id, stored[i]]));
+      const batch = missingPets(pets, (pet) => {
+        const raw = raws.get(pet.id);
+        return raw === null || raw === undefined ? undefined : petOfKeyvText(pet.id, raw, values, "redis");
+      });
+      if ("conflict" in batch) return batch;
+      // The script writes each pet still absent when it runs (a pet found here stays as it is).
       const args = [String(Math.max(...pets.map((pet) => pet.id)))];
       for (const pet of pets) {
         const [head, tail] = keyvTextAround(values, pet);

@@ -7,8 +7,9 @@ import type Keyv from "keyv";
 import { petTextAround } from "../../json.ts";
 import type { Pet } from "../../schemas.ts";
 import type { KeyRecord, StorageTransfer } from "../port.ts";
+import { freshKeys, keyName, keyRecordOfRow, missingPets } from "../transfer-checks.ts";
 import { keyvTextAround, petOfKeyvText } from "../values.ts";
-import { type Database, exec, queryAll, type Row } from "./connection.ts";
+import { type Database, exec, queryAll } from "./connection.ts";
 
 /** Key records read per query. */
 const KEY_PAGE = 1000;
@@ -26,17 +27,6 @@ export interface SqliteTransferParts {
 /** `count` groups of `size` placeholders: `(?, ?), (?, ?)`. */
 const placeholders = (count: number, size: number) =>
   Array.from({ length: count }, () => `(${Array.from({ length: size }, () => "?").join(", ")})`).join(", ");
-
-const keyRecordOf = (row: Row): KeyRecord => ({
-  scope: String(row.scope),
-  key: String(row.key),
-  fingerprint: String(row.fingerprint),
-  petId: Number(row.pet_id),
-  expiresAt: Number(row.expires_at),
-});
-
-const sameKey = (a: KeyRecord, b: KeyRecord) =>
-  a.fingerprint === b.fingerprint && a.petId === b.petId && a.expiresAt === b.expiresAt;
 
 /** The transfer calls of the SQLite store made of `parts`. */
 export function makeSqliteTransfer({ db, table, values, serialise, ensureOpen }: SqliteTransferParts): StorageTransfer {
@@ -72,7 +62,7 @@ export function makeSqliteTransfer({ db, table, values, serialise, ensureOpen }:
             [now, ...after],
           ),
         );
-        if (rows.length > 0) yield rows.map(keyRecordOf);
+        if (rows.length > 0) yield rows.map(keyRecordOfRow);
         const last = rows[rows.length - 1];
         if (rows.length < KEY_PAGE || last === undefined) return;
         after = [String(last.scope), String(last.key)];
@@ -90,16 +80,11 @@ export function makeSqliteTransfer({ db, table, values, serialise, ensureOpen }:
           ids,
         );
         const there = new Map(stored.map((row) => [Number(row.id), row.value]));
-        const missing: Pet[] = [];
-        for (const pet of pets) {
-          if (!there.has(pet.id)) missing.push(pet);
-          else {
-            const { name, categoryId, status } = petOfKeyvText(pet.id, there.get(pet.id), values, "sqlite");
-            if (name !== pet.name || categoryId !== pet.categoryId || status !== pet.status) {
-              return { commit: false, result: { conflict: pet.id } };
-            }
-          }
-        }
+        const batch = missingPets(pets, (pet) =>
+          there.has(pet.id) ? petOfKeyvText(pet.id, there.get(pet.id), values, "sqlite") : undefined,
+        );
+        if ("conflict" in batch) return { commit: false, result: batch };
+        const { missing } = batch;
         if (missing.length > 0) {
           // The value before the index entry (its trigger clears the entry's text), as a create writes them.
           const valueRows: unknown[] = [];
@@ -139,13 +124,10 @@ export function makeSqliteTransfer({ db, table, values, serialise, ensureOpen }:
              WHERE (scope, key) IN (VALUES ${placeholders(records.length, 2)}) AND expires_at > ?`,
           [...records.flatMap(({ scope, key }) => [scope, key]), now],
         );
-        const live = new Map(stored.map((row) => [`${row.scope}\n${row.key}`, keyRecordOf(row)]));
-        const fresh: KeyRecord[] = [];
-        for (const record of records) {
-          const found = live.get(`${record.scope}\n${record.key}`);
-          if (found === undefined) fresh.push(record);
-          else if (!sameKey(found, record)) return { commit: false, result: { conflict: record } };
-        }
+        const live = new Map(stored.map(keyRecordOfRow).map((record) => [keyName(record), record]));
+        const batch = freshKeys(records, (record) => live.get(keyName(record)));
+        if ("conflict" in batch) return { commit: false, result: batch };
+        const { fresh } = batch;
         if (fresh.length > 0) {
           await queryAll(
             db,
