@@ -1,6 +1,4 @@
-/**
- * What every adapter on Node needs (node-http, hapi and Fastify use these), public through `petstore-lib/node-http`.
- */
+/** What every adapter on Node needs (node-http, hapi and Fastify use these), public through `petstore-lib/node-http`. */
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from "node:http";
 import type { Readable } from "node:stream";
 import type { BodyReader } from "../lib/adapter.ts";
@@ -30,18 +28,14 @@ export function nodeRequest(
 
 /** Every Authorization value of a raw header list when there are several, else undefined. */
 function repeatedAuthorization(rawHeaders: readonly string[]): string[] | undefined {
-  let first: string | undefined;
-  let values: string[] | undefined;
+  const values: string[] = [];
   for (let i = 0; i < rawHeaders.length; i += 2) {
     const name = rawHeaders[i] as string;
     // Names of another length are not Authorization: only 13-character names are compared (bench H3).
     if (name.length !== AUTHORIZATION.length || name.toLowerCase() !== AUTHORIZATION) continue;
-    const value = rawHeaders[i + 1] as string;
-    if (first === undefined) first = value;
-    else if (values === undefined) values = [first, value];
-    else values.push(value);
+    values.push(rawHeaders[i + 1] as string);
   }
-  return values;
+  return values.length > 1 ? values : undefined;
 }
 
 /** True when the request announces a body (a non-zero Content-Length, or Transfer-Encoding). */
@@ -91,9 +85,8 @@ export function buffered(stream: Readable & { headers?: IncomingHttpHeaders }, l
 }
 
 /**
- * Reads the whole body: `payload_too_large` as soon as it passes `limit` (the rest flows to nowhere),
- * `invalid_body` (not an unexpected error) when the client goes away mid-body. It starts a
- * microtask later, once Node's parser is through what came with the headers.
+ * Reads the whole body, a microtask later (once Node's parser is through what came with the headers):
+ * `payload_too_large` past `limit`, `invalid_body` (not an unexpected error) if the client goes away mid-body.
  */
 export function readBody(stream: Readable, limit: number): Promise<Uint8Array> {
   if (stream.readableEnded || stream.destroyed) return Promise.resolve(new Uint8Array(0));

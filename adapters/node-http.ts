@@ -43,10 +43,7 @@ const BODY_ALREADY_READ =
 /** True when another middleware read the body first (body-parser marks the request `_body`; any reader ends the stream). */
 const alreadyRead = (req: IncomingMessage) => (req as { _body?: unknown })._body === true || req.readableEnded;
 
-/**
- * The body: its bytes when all came with the headers (the core then answers without a promise),
- * else a reader; one that another middleware read is no client's fault (500, reported to onError).
- */
+/** The body: its bytes if all came with the headers (no promise then), else a reader; 500 if another middleware read it. */
 function bodyOf(req: IncomingMessage, limit: number): Uint8Array | BodyReader {
   const bytes = alreadyRead(req) ? undefined : buffered(req, limit);
   if (bytes !== undefined) return bytes;
@@ -83,6 +80,16 @@ export function createNodeHandler(store: AdapterStore, options: NodeHandlerOptio
     }
   }
 
+  /** Hands the request to the core and sends its answer. */
+  function answer(req: IncomingMessage, res: ServerResponse, url: string, body?: Uint8Array | BodyReader): void {
+    const started = performance.now();
+    const request = nodeRequest(req.method ?? "GET", url, req.headers, undefined, req.rawHeaders);
+    request.body = body;
+    const response = store.respond(request);
+    if (isPromise(response)) response.then((r) => send(req, res, r, started));
+    else send(req, res, response, started);
+  }
+
   const warnOfMount = createMountWarning(basePath);
   return function petStoreListener(req, res, next) {
     // Express rewrites req.url below a mount point; the contract's paths are absolute.
@@ -92,16 +99,8 @@ export function createNodeHandler(store: AdapterStore, options: NodeHandlerOptio
       if (next) return next();
       if (fallback) return fallback(req, res);
     }
-    const started = performance.now();
-    const answer = (body: Uint8Array | BodyReader | undefined) => {
-      const request = nodeRequest(req.method ?? "GET", url, req.headers, undefined, req.rawHeaders);
-      request.body = body;
-      const response = store.respond(request);
-      if (isPromise(response)) response.then((r) => send(req, res, r, started));
-      else send(req, res, response, started);
-    };
-    if (!announcesBody(req.headers)) return answer(undefined);
+    if (!announcesBody(req.headers)) return answer(req, res, url);
     // A microtask later Node's parser is through what came with the headers: a small body is all in.
-    queueMicrotask(() => answer(bodyOf(req, store.maxBodyBytes)));
+    queueMicrotask(() => answer(req, res, url, bodyOf(req, store.maxBodyBytes)));
   };
 }

@@ -30,18 +30,25 @@ interface PetText {
   extra: number;
 }
 
+/** The part of a pet's JSON text after its id, around its name already written as a JSON string. */
+function petTail(name: string, data: Omit<Pet, "id" | "name">): string {
+  return `,"name":${name},"categoryId":${data.categoryId},"status":"${data.status}"}`;
+}
+
 /**
  * A pet's JSON text, in the contract's key order, around its id: `head + id + tail`. The one
  * writer of a pet's text: answers, and the copies a backend serves (SQLite's), are made by it.
  */
 export function petTextAround(data: Omit<Pet, "id">): [string, string] {
-  return ['{"id":', `,"name":${jsonString(data.name)},"categoryId":${data.categoryId},"status":"${data.status}"}`];
+  return ['{"id":', petTail(jsonString(data.name), data)];
 }
 
 function petText(p: Pet): PetText {
-  const [head, tail] = petTextAround(p);
-  const text = head + p.id + tail;
-  const extra = utf8Length(text) - text.length;
+  // A plain name is ASCII, one byte a character: only other names are counted again.
+  const plain = isPlainJson(p.name);
+  const name = plain ? `"${p.name}"` : JSON.stringify(p.name);
+  const text = `{"id":${p.id}${petTail(name, p)}`;
+  const extra = plain ? 0 : utf8Length(name) - name.length;
   return { id: p.id, name: p.name, categoryId: p.categoryId, status: p.status, text, extra };
 }
 
