@@ -35,7 +35,15 @@ const ENGINE_NAMES: Record<Engine, string> = { redis: "Redis", postgres: "Postgr
 
 interface Scenario {
   label: string;
-  ours: "standalone" | "standalone-metrics" | "standalone-cors" | "hapi" | "node-http" | "fastify" | "fetch";
+  ours:
+    | "standalone"
+    | "standalone-metrics"
+    | "standalone-cors"
+    | "standalone-limited"
+    | "hapi"
+    | "node-http"
+    | "fastify"
+    | "fetch";
   /** A baseline of servers/baseline.ts, or "standalone": our own server (servers/ours.ts) as the reference. */
   baseline:
     | "node-list"
@@ -161,6 +169,17 @@ SCENARIOS.B5 = {
   baseline: "engine-list-least",
 };
 
+// Rate limits on (one key, a limit it never reaches in a run) against the same server without them,
+// on the engines whose count is shared (issue 47): the leases' round trips and the headers' cost.
+const LIMITED_ON = (engine: Engine): Scenario => ({
+  ...PAGE_ON(engine, 0.9),
+  label: `GET /v1/pets?limit=20, standalone server, ${ENGINE_NAMES[engine]}, 1,000 pets, rate limit 1,000,000 a minute per key, against the same server without`,
+  ours: "standalone-limited",
+  baseline: "standalone",
+});
+SCENARIOS.R1 = LIMITED_ON("redis");
+SCENARIOS.R2 = LIMITED_ON("postgres");
+
 const id = process.argv[2] ?? "";
 function pick(): Scenario {
   if (id === "B4") {
@@ -181,7 +200,7 @@ function pick(): Scenario {
   const found = SCENARIOS[id];
   if (found === undefined) {
     throw new Error(
-      `bench/http.ts: unknown scenario ${JSON.stringify(id)} (H1, H2, H3, F1, F2, F3, O1, O2, B1, B2, B3, B5 or B4 <engine>)`,
+      `bench/http.ts: unknown scenario ${JSON.stringify(id)} (H1, H2, H3, F1, F2, F3, O1, O2, B1, B2, B3, B5, R1, R2 or B4 <engine>)`,
     );
   }
   return found;

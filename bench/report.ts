@@ -114,6 +114,8 @@ const LABELS: Record<string, string> = {
   B4: "create, Redis/Postgres/SQLite",
   B5: "page, SQLite, vs one range read",
   O2: "page, CORS Origin vs none",
+  R1: "page, Redis, rate limit on vs off",
+  R2: "page, Postgres, rate limit on vs off",
   C1: "page, Redis Cluster vs one Redis",
   C2: "create, Redis Cluster vs one Redis",
   C3: "create, replicated vs async",

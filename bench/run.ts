@@ -74,7 +74,7 @@ function jobs(): Job[] {
     });
   }
   // The shared engines against bare servers on them (issue 21): a page, then creates.
-  const pages = { B1: 0.85, B2: 0.8, B3: 0.8, B5: 0.85 };
+  const pages = { B1: 0.85, B2: 0.8, B3: 0.8, B5: 0.85, R1: 0.9, R2: 0.9 };
   for (const [id, ratio] of Object.entries(pages)) {
     list.push({
       id,

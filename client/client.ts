@@ -1,8 +1,9 @@
 /**
  * `createPetStoreClient`: the store's own `Operations` over HTTP. Every call is one or more
- * attempts (client/retry.ts): reads are retried on network failures, time-outs and `503`; a create
- * carries one `Idempotency-Key` through all of its attempts and is retried on those and on `409
- * idempotency_key_in_use`. Any other answer ends the call, as a value or a `PetStoreError`.
+ * attempts (client/retry.ts): reads are retried on network failures, time-outs, `503` and `429`
+ * (after its `Retry-After`); a create carries one `Idempotency-Key` through all of its attempts and is
+ * retried on those and on `409 idempotency_key_in_use`. Any other answer ends the call, as a value or
+ * a `PetStoreError`.
  */
 
 import { PetStoreError } from "../lib/errors.ts";
@@ -100,6 +101,7 @@ export function createPetStoreClient(options: PetStoreClientOptions): PetStoreCl
       if (answer.status >= 200 && answer.status < 300) return { ok: true, value: answer };
       const retry =
         answer.status === 503 ||
+        answer.status === 429 || // rate limited: nothing was done, and Retry-After says when to come back
         (retrying === "create" && answer.status === 409 && codeOf(answer) === "idempotency_key_in_use");
       return {
         ok: false,

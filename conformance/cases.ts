@@ -65,6 +65,13 @@ function corsHeaders(answer: Answer): Record<string, string> {
   return Object.fromEntries(Object.entries(answer.headers).filter(([name]) => name.startsWith("access-control-")));
 }
 
+/** The rate limit headers of an answer: the requests left and the seconds to the window's end. */
+function rateOf(answer: Answer): { r: number; t: number } {
+  const match = /^"default";r=([0-9]+);t=([0-9]+)$/.exec(answer.headers.ratelimit ?? "");
+  assert.ok(match, `RateLimit header: ${answer.headers.ratelimit}`);
+  return { r: Number(match?.[1]), t: Number(match?.[2]) };
+}
+
 /** Asserts an Error answer: status, and a body `{ code, message, status }` (plus optional details). */
 function expectError(answer: Answer, status: number, code: string): Record<string, unknown> {
   assert.equal(answer.status, status, `status (body ${answer.body})`);
@@ -665,7 +672,8 @@ const CASES: Case[] = [
           continue;
         }
         assert.equal(answer.headers["access-control-allow-origin"], origin);
-        assert.equal(answer.headers["access-control-expose-headers"], CORS_EXPOSED);
+        const exposed = c.rateLimit === undefined ? CORS_EXPOSED : `${CORS_EXPOSED}, RateLimit, RateLimit-Policy`;
+        assert.equal(answer.headers["access-control-expose-headers"], exposed);
         assert.match(answer.headers.vary ?? "", /\bOrigin\b/);
       }
     },
@@ -680,6 +688,44 @@ const CASES: Case[] = [
       const page = await c.send(get(c, "/pets", { ...auth(c), origin: other }));
       assert.equal(page.status, 200);
       for (const answer of [refused, page]) assert.deepEqual(corsHeaders(answer), {});
+    },
+  },
+  {
+    name: "rate limits: every counted answer carries RateLimit-Policy and RateLimit counting down, then 429 rate_limited with Retry-After; a 401 is not counted (without limits: no such header)",
+    async run(c) {
+      const rate = c.rateLimit;
+      const first = await c.send(get(c, "/pets"));
+      const missing = await c.send(get(c, "/pets", {}));
+      expectError(missing, 401, "unauthorized");
+      const policy = rate === undefined ? undefined : `"default";q=${rate.limit};w=${rate.windowSeconds}`;
+      assert.equal(first.headers["ratelimit-policy"], policy);
+      assert.equal(missing.headers["ratelimit-policy"], undefined, "a 401 is not counted");
+      assert.equal(missing.headers.ratelimit, undefined, "a 401 is not counted");
+      if (rate === undefined) {
+        assert.equal(first.headers.ratelimit, undefined, "no rate limits: no RateLimit header");
+        return;
+      }
+      // A window may end during the case: the count then starts again, once.
+      let last = rateOf(first);
+      assert.ok(last.t >= 1 && last.t <= rate.windowSeconds, `t=${last.t}`);
+      assert.ok(last.r < rate.limit, `r=${last.r} after a request`);
+      if (rate.limit > 50) return;
+      for (let i = 0; i < 2 * rate.limit; i++) {
+        const answer = await c.send(get(c, "/pets"));
+        const now = rateOf(answer);
+        if (answer.status === 429) {
+          expectError(answer, 429, "rate_limited");
+          assert.equal(last.r, 0, "refused only once none was left");
+          assert.equal(now.r, 0);
+          assert.equal(answer.headers["retry-after"], String(now.t), "Retry-After is the window's rest");
+          assert.equal(answer.headers["ratelimit-policy"], `"default";q=${rate.limit};w=${rate.windowSeconds}`);
+          return;
+        }
+        assert.equal(answer.status, 200);
+        if (now.r !== last.r - 1) assert.ok(now.t > last.t, `r went from ${last.r} to ${now.r} in one window`);
+        last = now;
+      }
+      assert.ok(false, `no 429 after ${2 * rate.limit} requests`);
     },
   },
 ];

@@ -26,6 +26,11 @@ export interface TargetBase {
    * Without it, the CORS cases check that no answer carries a CORS header (CORS is off by default).
    */
   readonly cors?: { readonly origin: string } | undefined;
+  /**
+   * The target store's rate limit (`createPetStore({ rateLimit })`), when it has one: its headers are
+   * checked, and its `429` when the limit is 50 or less. Without it, no answer may carry them.
+   */
+  readonly rateLimit?: { readonly limit: number; readonly windowSeconds: number } | undefined;
 }
 
 /** A server reached over a socket: `url` is its origin, e.g. "http://127.0.0.1:3000". */
@@ -170,6 +175,8 @@ export interface Client {
   readonly key: string;
   /** The origin the target's store allows for CORS, when it has one. */
   readonly corsOrigin: string | undefined;
+  /** The target's rate limit, when it has one. */
+  readonly rateLimit: { readonly limit: number; readonly windowSeconds: number } | undefined;
   send(req: Req): Promise<Answer>;
   /** Creates `count` pets through POST (names "pet-1", "pet-2", … in creation order). */
   seed(count: number, status?: "available" | "pending" | "sold"): Promise<void>;
@@ -191,6 +198,7 @@ export async function onTarget(target: ConformanceTarget, body: (client: Client)
     base,
     key: target.key,
     corsOrigin: target.cors?.origin,
+    rateLimit: target.rateLimit,
     async send(req) {
       const sent = wire(req);
       let answer: Answer;

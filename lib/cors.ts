@@ -19,6 +19,8 @@ export interface CorsOptions {
 /** The headers the contract's clients read, exposed to page scripts. */
 export const EXPOSED_HEADERS =
   "Link, Location, X-Request-Id, Retry-After, Deprecation, Sunset, Idempotent-Replayed, WWW-Authenticate";
+/** Exposed too when the store has rate limits. */
+export const RATE_LIMIT_EXPOSED = "RateLimit, RateLimit-Policy";
 /** The request headers a page may send. */
 export const ALLOWED_HEADERS = "Authorization, Content-Type, Idempotency-Key, X-Request-Id";
 
@@ -67,13 +69,14 @@ export function checkCors(option: unknown, where = "createPetStore: cors"): Cors
   return option as CorsOptions;
 }
 
-/** The policy of checked options. */
-export function createCors({ origins, maxAge = DEFAULT_MAX_AGE }: CorsOptions): Cors {
+/** The policy of checked options; `rateLimited` exposes the rate limits' headers too. */
+export function createCors({ origins, maxAge = DEFAULT_MAX_AGE }: CorsOptions, store: { rateLimited: boolean }): Cors {
   const any = origins === "*";
+  const exposed = store.rateLimited ? `${EXPOSED_HEADERS}, ${RATE_LIMIT_EXPOSED}` : EXPOSED_HEADERS;
   const headersFor = (origin: string) =>
     Object.freeze({
       "access-control-allow-origin": origin,
-      "access-control-expose-headers": EXPOSED_HEADERS,
+      "access-control-expose-headers": exposed,
       vary: "Origin",
     }) as Record<string, string>;
   // The headers of each allowed origin, made once: one look-up an answer, which copies them in.

@@ -39,6 +39,10 @@ export const ERRORS = {
     status: 422,
     message: "This Idempotency-Key was already used for a different request. Use a new key for a new pet.",
   },
+  rate_limited: {
+    status: 429,
+    message: "Too many requests with this API key. Wait the seconds of Retry-After, then try again.",
+  },
   headers_too_large: { status: 431, message: "The request headers are too large." },
   internal_error: { status: 500, message: "An unexpected error occurred." },
   storage_unavailable: {

@@ -9,6 +9,7 @@ import type { HeaderValue, PetStoreRequest } from "./http.ts";
 import type { JsonText, PetJson } from "./json.ts";
 import type { RequestObservation } from "./observe.ts";
 import type { CoreOperations } from "./operations.ts";
+import type { RateLimiter, RateVerdict } from "./rate-limit.ts";
 import { Responder } from "./response.ts";
 
 export interface HandlerOptions {
@@ -25,6 +26,10 @@ export interface HandlerOptions {
   observe?: ((observation: RequestObservation) => void) | undefined;
   /** The CORS policy, when browser pages of other origins may call the API. */
   cors?: Cors | undefined;
+  /** The store's rate limits, when it has some (./rate-limit.ts). */
+  rateLimiter?: RateLimiter | undefined;
+  /** Called with each request refused by the rate limits (made safe by the store: it never throws). */
+  onLimited?: ((scope: string, verdict: RateVerdict) => void) | undefined;
   /** The storage's count of writes, when it is in-process and keeps one (./storage/write-count.ts). */
   writeCount?: (() => number) | undefined;
 }

@@ -1,7 +1,7 @@
 /**
  * The HTTP-neutral handler: one request in, one response out, for the whole HTTP contract. It
  * never throws or rejects: every input, however hostile, gets a response. The steps are the
- * contract's order of checks: `route` (404, 405), `authenticate` (401, 400), then the operation's
+ * contract's order of checks: `route` (404, 405), `authenticate` (401, 400), `limit` (429), then the operation's
  * response (`listPetsResponse`, `getPetResponse`, `createPetResponse`).
  */
 
@@ -19,6 +19,7 @@ import { lowerCaseHeaders } from "./http.ts";
 import type { JsonText } from "./json.ts";
 import { PetJson } from "./json.ts";
 import type { CoreOperations } from "./operations.ts";
+import type { RateVerdict } from "./rate-limit.ts";
 import { newRequestId, requestIdOf } from "./request-id.ts";
 
 export type { HandlerOptions } from "./exchange.ts";
@@ -125,13 +126,57 @@ function authenticate(
   exchange.token = credentials.token;
   const verdict = handler.verify(credentials.token);
   if (typeof verdict === "boolean") {
-    return verdict ? settle(handler, exchange, headers, operation) : unauthorized(exchange, headers, CHALLENGE.invalid);
+    return verdict ? limit(handler, exchange, operation, headers) : unauthorized(exchange, headers, CHALLENGE.invalid);
   }
   return Promise.resolve(verdict)
     .then((ok) =>
-      ok === true ? settle(handler, exchange, headers, operation) : unauthorized(exchange, headers, CHALLENGE.invalid),
+      ok === true ? limit(handler, exchange, operation, headers) : unauthorized(exchange, headers, CHALLENGE.invalid),
     )
     .then(undefined, (error: unknown) => unexpected(handler, exchange, error)); // a verify that rejects
+}
+
+/**
+ * Step 3: the caller's rate limit, when the store has one: `429 rate_limited` over it, and its
+ * headers on every answer of an admitted request, errors included.
+ */
+function limit(
+  handler: Handler,
+  exchange: Exchange,
+  operation: () => Awaitable<PetStoreResponse>,
+  headers?: Record<string, string>,
+): Awaitable<PetStoreResponse> {
+  const limiter = handler.rateLimiter;
+  if (limiter === undefined) return settle(handler, exchange, headers, operation);
+  const scope = limiter.scopeOf(exchange.token as string);
+  const verdict = limiter.admit(scope);
+  if (!isPromise(verdict)) return limited(handler, exchange, operation, headers, scope, verdict);
+  return verdict
+    .then((v) => limited(handler, exchange, operation, headers, scope, v))
+    .then(undefined, (error: unknown) => unexpected(handler, exchange, error));
+}
+
+/** The answer once the limiter decided. */
+function limited(
+  handler: Handler,
+  exchange: Exchange,
+  operation: () => Awaitable<PetStoreResponse>,
+  headers: Record<string, string> | undefined,
+  scope: string,
+  verdict: RateVerdict,
+): Awaitable<PetStoreResponse> {
+  const rate = verdict.headers;
+  if (!verdict.allowed) {
+    handler.onLimited?.(scope, verdict);
+    return exchange.error(refuse("rate_limited"), { ...headers, ...rate });
+  }
+  const response = settle(handler, exchange, { ...headers, ...rate }, operation);
+  return isPromise(response) ? response.then((r) => withHeaders(r, rate)) : withHeaders(response, rate);
+}
+
+/** The answer with `headers` added. */
+function withHeaders(response: PetStoreResponse, headers: Record<string, string>): PetStoreResponse {
+  Object.assign(response.headers, headers);
+  return response;
 }
 
 /** 401, with the challenge RFC 6750 asks for and the route's own headers. */
@@ -165,8 +210,7 @@ function preflight(handler: Handler, exchange: Exchange, methods: string): PetSt
 
 /** The answer with the CORS headers of an allowed origin. */
 function withCors(exchange: Exchange, response: PetStoreResponse): PetStoreResponse {
-  Object.assign(response.headers, exchange.cors);
-  return response;
+  return withHeaders(response, exchange.cors as Record<string, string>);
 }
 
 /** The steps in the contract's order: route and method, key, then the operation. */

@@ -21,6 +21,7 @@ export type {
   BreakerObservation,
   Observation,
   Observer,
+  RateLimitObservation,
   RequestObservation,
   StorageObservation,
   StorageOperation,
@@ -35,6 +36,7 @@ export type {
   Operations,
   PetPage,
 } from "./operations.ts";
+export type { RateLimitOptions } from "./rate-limit.ts";
 export type { PetStoreRules, RuleCodeDeclaration, RuleContext, RuleStatus } from "./rules.ts";
 export { isRuleViolation, RULE_CODE_PATTERN, RuleViolation } from "./rules.ts";
 export type { CheckedNewPet } from "./schemas.ts";
@@ -62,6 +64,8 @@ export type {
   ListPage,
   PetData,
   PetStorage,
+  RateCounter,
+  RateLease,
   StorageTransfer,
 } from "./storage/port.ts";
 export type { PostgresStorageOptions } from "./storage/postgres/index.ts";

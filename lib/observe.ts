@@ -50,7 +50,21 @@ export interface BreakerObservation {
   cause?: string;
 }
 
-export type Observation = RequestObservation | StorageObservation | BreakerObservation;
+/** A request the rate limits refused (`429 rate_limited`). */
+export interface RateLimitObservation {
+  /** Always "rateLimited". */
+  kind: "rateLimited";
+  /** The caller's scope: a digest of its key (never the key). */
+  scope: string;
+  /** True for the caller's first refusal in this window: log one line per caller and window with it. */
+  first: boolean;
+  /** The limit it passed (`rateLimit.limit`). */
+  limit: number;
+  /** The window's length in seconds (`rateLimit.windowSeconds`). */
+  windowSeconds: number;
+}
+
+export type Observation = RequestObservation | StorageObservation | BreakerObservation | RateLimitObservation;
 
 /** Called synchronously with each observation; what it throws is reported to `onError` and ignored. */
 export type Observer = (observation: Observation) => void;

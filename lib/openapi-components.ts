@@ -5,7 +5,11 @@
  */
 import type { JsonSchema } from "@valibot/to-json-schema";
 import { toJsonSchema, toJsonSchemaDefs } from "@valibot/to-json-schema";
-import { ALLOWED_HEADERS as CORS_ALLOWED_HEADERS, EXPOSED_HEADERS as CORS_EXPOSED_HEADERS } from "./cors.ts";
+import {
+  ALLOWED_HEADERS as CORS_ALLOWED_HEADERS,
+  EXPOSED_HEADERS as CORS_EXPOSED_HEADERS,
+  RATE_LIMIT_EXPOSED,
+} from "./cors.ts";
 import type { AnyErrorCode, ErrorCode } from "./errors.ts";
 import { ERRORS } from "./errors.ts";
 import { REQUEST_ID_PATTERN } from "./request-id.ts";
@@ -68,6 +72,16 @@ export function headerComponents(deprecatedAt: Date, sunsetAt: Date): Record<str
       const: "nosniff",
     }),
     "Retry-After": header("Seconds to wait before retrying.", { type: "integer", minimum: 0, examples: [1] }),
+    "RateLimit-Policy": header(
+      'When the server has rate limits (IETF draft-ietf-httpapi-ratelimit-headers): `"default";q=<requests>;w=<seconds>`, the requests each key may make in each window.',
+      { type: "string", pattern: '^"default";q=[0-9]+;w=[0-9]+$', examples: ['"default";q=600;w=60'] },
+      false,
+    ),
+    RateLimit: header(
+      'When the server has rate limits: `"default";r=<requests left>;t=<seconds to the window\'s end>` for this key.',
+      { type: "string", pattern: '^"default";r=[0-9]+;t=[0-9]+$', examples: ['"default";r=599;t=42'] },
+      false,
+    ),
     "WWW-Authenticate": header(
       '`Bearer realm="petstore"` when the key is missing; with `, error="invalid_token"` when it is wrong or unknown.',
       { type: "string", pattern: '^Bearer realm="petstore"(, error="invalid_token")?$' },
@@ -116,10 +130,10 @@ export function headerComponents(deprecatedAt: Date, sunsetAt: Date): Record<str
       type: "string",
       pattern: "^[0-9]+$",
     }),
-    "Access-Control-Expose-Headers": header("The headers of the contract a page's script may read.", {
-      type: "string",
-      const: CORS_EXPOSED_HEADERS,
-    }),
+    "Access-Control-Expose-Headers": header(
+      "The headers of the contract a page's script may read (with rate limits, `RateLimit` and `RateLimit-Policy` too).",
+      { type: "string", enum: [CORS_EXPOSED_HEADERS, `${CORS_EXPOSED_HEADERS}, ${RATE_LIMIT_EXPOSED}`] },
+    ),
     Vary: header("The answer depends on the request's `Origin`.", { type: "string", pattern: "Origin" }),
     "Idempotent-Replayed": header(
       "`true` when this answer replays the first answer to the same `Idempotency-Key` (nothing new was stored); absent otherwise.",
@@ -205,6 +219,14 @@ export function errorResponse(
       },
     },
   };
+}
+
+/** The rate limits' headers, on every answer of an operation once the key is accepted. */
+export const RATE_LIMIT_HEADERS = { "RateLimit-Policy": "RateLimit-Policy", RateLimit: "RateLimit" };
+
+/** `429 rate_limited`: a key past its rate limit, told when to come back. */
+export function rateLimitedResponse(extraHeaders: Record<string, string> = {}): Json {
+  return errorResponse(["rate_limited"], { ...extraHeaders, ...RATE_LIMIT_HEADERS, "Retry-After": "Retry-After" });
 }
 
 /**

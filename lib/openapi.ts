@@ -15,6 +15,8 @@ import {
   headerComponents,
   headers,
   JSON_MEDIA,
+  RATE_LIMIT_HEADERS,
+  rateLimitedResponse,
   ref,
   SCHEMAS,
   schemaComponents,
@@ -234,6 +236,27 @@ function paths(
 }
 
 /**
+ * The rate limits in each operation: their headers on its answers once the key is accepted (all
+ * but 401 and 500), and `429 rate_limited`. Both are optional: a server without limits sends neither.
+ */
+function withRateLimits(paths: Json): Json {
+  const rateHeaders = Object.fromEntries(
+    Object.entries(RATE_LIMIT_HEADERS).map(([name, c]) => [name, ref(`${HEADERS}${c}`)]),
+  );
+  for (const item of Object.values(paths) as Json[]) {
+    for (const [method, operation] of Object.entries(item) as [string, Json][]) {
+      if (method === "options") continue;
+      for (const [status, response] of Object.entries(operation.responses) as [string, Json][]) {
+        if (status !== "401" && status !== "500") response.headers = { ...response.headers, ...rateHeaders };
+      }
+      const deprecated = operation.deprecated === true ? DEPRECATION_HEADERS : {};
+      operation.responses["429"] = rateLimitedResponse(deprecated);
+    }
+  }
+  return paths;
+}
+
+/**
  * The answers given outside any operation, kept as components for clients and checks: 404 and 405,
  * and what a server answers when Node's HTTP parser refuses a request before any handler runs.
  */
@@ -279,7 +302,7 @@ export function buildOpenApi(options: OpenApiOptions = {}): OpenApiDocument {
       title: "Pet Store API",
       version: "1.0.0",
       summary: "List, add and get the animals offered in a pet store.",
-      description: `An HTTP/JSON service that manages the animals offered in a pet store. Every operation needs an API key, sent as \`Authorization: Bearer <key>\`.\n\nPaths are exact (\`${basePath}/pets/\` is not \`${basePath}/pets\`) and \`HEAD\` is accepted wherever \`GET\` is. Checks run in this order: route (\`404 not_found\`, \`405 method_not_allowed\` with \`Allow\`), key (\`401\`; \`400 invalid_request\` when \`Authorization\` is given more than once), content type, size and validation (\`415\`, \`413\`, \`400\`), then the operation. Every error is an \`Error\` body whose \`status\` equals the HTTP status. This document is served without a key at \`${basePath}/openapi.json\`.\n\nBrowser pages of other origins may call the API when the store allows their origin (CORS: \`createPetStore({ cors: { origins } })\`, \`PETSTORE_CORS_ORIGINS\` for the standalone server): preflights are answered before the key, and every answer exposes \`Link\`, \`Location\`, \`X-Request-Id\`, \`Retry-After\`, \`Deprecation\`, \`Sunset\`, \`Idempotent-Replayed\` and \`WWW-Authenticate\` to the page's script.`,
+      description: `An HTTP/JSON service that manages the animals offered in a pet store. Every operation needs an API key, sent as \`Authorization: Bearer <key>\`.\n\nPaths are exact (\`${basePath}/pets/\` is not \`${basePath}/pets\`) and \`HEAD\` is accepted wherever \`GET\` is. Checks run in this order: route (\`404 not_found\`, \`405 method_not_allowed\` with \`Allow\`), key (\`401\`; \`400 invalid_request\` when \`Authorization\` is given more than once), content type, size and validation (\`415\`, \`413\`, \`400\`), then the operation. Every error is an \`Error\` body whose \`status\` equals the HTTP status. This document is served without a key at \`${basePath}/openapi.json\`.\n\nBrowser pages of other origins may call the API when the store allows their origin (CORS: \`createPetStore({ cors: { origins } })\`, \`PETSTORE_CORS_ORIGINS\` for the standalone server): preflights are answered before the key, and every answer exposes \`Link\`, \`Location\`, \`X-Request-Id\`, \`Retry-After\`, \`Deprecation\`, \`Sunset\`, \`Idempotent-Replayed\` and \`WWW-Authenticate\` to the page's script (and \`RateLimit\`, \`RateLimit-Policy\` with rate limits).\n\nA server may have rate limits (\`createPetStore({ rateLimit })\`, \`PETSTORE_RATE_LIMIT\`): each key may then make a number of requests in each fixed window, shared by every process of the service; every answer once the key is accepted carries \`RateLimit-Policy\` and \`RateLimit\` (IETF draft-ietf-httpapi-ratelimit-headers), and a key past its limit gets \`429 rate_limited\` with \`Retry-After\`, nothing done.`,
       license: { name: "MIT", identifier: "MIT" },
     },
     servers: [
@@ -291,7 +314,7 @@ export function buildOpenApi(options: OpenApiOptions = {}): OpenApiDocument {
       { name: "pets", description: "The animals of the catalogue." },
       { name: "cors", description: "Browser pages of other origins (CORS), when the store allows them." },
     ],
-    paths: paths(query, schemas, sunset, ruleCodes),
+    paths: withRateLimits(paths(query, schemas, sunset, ruleCodes)),
     components: {
       schemas,
       parameters: {

@@ -21,6 +21,8 @@ import { createOperations } from "./operations.ts";
 import { checkOptionNames } from "./options.ts";
 import { BASE_PATH_PATTERN } from "./patterns.ts";
 import { checkListQuery } from "./query.ts";
+import type { RateLimitOptions } from "./rate-limit.ts";
+import { checkRateLimit, RateLimiter } from "./rate-limit.ts";
 import type { PetStoreRules } from "./rules.ts";
 import { checkRules, inProcessCaller } from "./rules.ts";
 import { DEFAULT_DEPRECATED_AT, DEFAULT_SUNSET_AT } from "./schemas.ts";
@@ -87,6 +89,13 @@ export interface PetStoreOptions {
    * headers. Other origins are answered as before, without CORS headers.
    */
   cors?: CorsOptions;
+  /**
+   * Rate limits (off by default): each caller (the scope of its key) may make `limit` requests in
+   * each fixed window of `windowSeconds`; past it, `429 rate_limited` with `Retry-After`. Counted
+   * across every process on SQLite, Redis and Postgres storage, per process on memory. Every
+   * counted answer carries `RateLimit-Policy` and `RateLimit`. See docs/SECURITY.md.
+   */
+  rateLimit?: RateLimitOptions;
 }
 
 /** A store's answer to one request, without a promise when nothing had to wait. */
@@ -118,6 +127,9 @@ export interface PetStore extends Operations {
 /** What an adapter needs of a store: its answers, where it lives and how large a body it takes. */
 export type AdapterStore = Pick<PetStore, "respond" | "basePath" | "maxBodyBytes">;
 
+const COUNTER_FAILED =
+  "petstore: the storage's rate limit counter failed; each process counts its own callers until it answers again";
+
 const OPTIONS = [
   "storage",
   "auth",
@@ -133,6 +145,7 @@ const OPTIONS = [
   "observe",
   "breaker",
   "cors",
+  "rateLimit",
 ];
 
 /** Throws a clear TypeError for an option that is unknown or not what it must be. */
@@ -237,6 +250,15 @@ export function createPetStore(options: PetStoreOptions): PetStore {
   const breaker = mayHang ? openBreaker(storage, breakerOptions, observe) : undefined;
   const cors = checkCors(options.cors);
   const reads = mayHang ? new ReadClock() : undefined;
+  const rateLimit = checkRateLimit(options.rateLimit);
+  const rateLimiter =
+    rateLimit === undefined
+      ? undefined
+      : new RateLimiter(rateLimit, {
+          counter: storage.rateCounter,
+          timeoutMs,
+          onCounterError: (error) => onError(new Error(COUNTER_FAILED, { cause: error })),
+        });
   const guard = guardStorage({
     timeoutMs: mayHang ? timeoutMs : undefined,
     backend: storage.kind,
@@ -261,8 +283,13 @@ export function createPetStore(options: PetStoreOptions): PetStore {
     sunset: options.sunsetAt ?? DEFAULT_SUNSET_AT,
     onError: (error) => onError(error),
     observe,
-    cors: cors === undefined ? undefined : createCors(cors),
+    cors: cors === undefined ? undefined : createCors(cors, { rateLimited: rateLimit !== undefined }),
     writeCount: writeCountOf(storage),
+    rateLimiter,
+    onLimited:
+      observe === undefined || rateLimit === undefined
+        ? undefined
+        : (scope, verdict) => observe({ kind: "rateLimited", scope, first: verdict.first, ...rateLimit }),
     publicRoutes: {
       "openapi.json": openApiRoute({
         basePath,

@@ -251,8 +251,10 @@ export async function main(argv: readonly string[] = process.argv.slice(2), env 
   }
   const workers = started.workers > 1 ? `; ${started.workers} workers` : "";
   const metrics = started.metricsUrl === undefined ? "" : `; metrics: ${started.metricsUrl}`;
+  const rate = config.rateLimit;
+  const limits = rate === undefined ? "" : `; rate limit: ${rate.limit} per key every ${rate.windowSeconds} s`;
   process.stdout.write(
-    `Pet Store API listening on ${started.url} (storage: ${storageKind(config.storage)}${workers}${metrics}; GET /healthz, /readyz)\n` +
+    `Pet Store API listening on ${started.url} (storage: ${storageKind(config.storage)}${workers}${metrics}${limits}; GET /healthz, /readyz)\n` +
       `${tryIt(started.url, loaded.generatedKey ? config.apiKeys[0] : undefined)}\n`,
   );
   // The docs page's optional package: say at once why /docs would answer 503.

@@ -47,6 +47,8 @@ export interface ServerConfig {
   metricsPort?: number;
   /** Origins whose browser pages may call the API (CORS), or "*"; undefined: CORS off. */
   corsOrigins?: string[] | "*";
+  /** Rate limits per caller (the key's scope), e.g. `{ limit: 600, windowSeconds: 60 }`; undefined: off. */
+  rateLimit?: { limit: number; windowSeconds: number };
 }
 
 /** What a setting is when neither its variable nor its flag is given (and what `startServer` fills in). */
@@ -83,6 +85,7 @@ export interface LoadedConfig {
 
 export const USAGE = `Usage: petstore [--port N] [--host ADDR] [--storage SPEC] [--base-path /v1] [--log-level info]
                [--workers N|auto] [--metrics-port N] [--idempotency-ttl S] [--cors-origins LIST]
+               [--rate-limit N/S]
 
 Every flag mirrors an environment variable (the flag wins):
   --port       PORT                TCP port (default 8080; 0 picks a free one)
@@ -94,6 +97,7 @@ Every flag mirrors an environment variable (the flag wins):
   --workers    PETSTORE_WORKERS    processes serving the port: N or auto (one per CPU; default 1)
   --metrics-port PETSTORE_METRICS_PORT  Prometheus metrics at http://HOST:PORT/metrics (default off)
   --cors-origins PETSTORE_CORS_ORIGINS  origins whose pages may call the API: comma-separated, or * (default off)
+  --rate-limit PETSTORE_RATE_LIMIT  requests per key in each window: <limit>/<seconds>, e.g. 600/60 (default off)
 API keys are read only from PETSTORE_API_KEYS (comma-separated); without it a random key is
 generated and printed at start-up. Through npm, flags go after --: npm start -- --port 8081.
   --help (-h) prints this; --version (-v) prints the version.
@@ -176,6 +180,21 @@ function parseCorsOrigins({ raw, name }: Setting): string[] | "*" | undefined {
   return origins;
 }
 
+/** Rate limits as `<limit>/<seconds>` (600/60: 600 requests a minute per key); empty: off. */
+function parseRateLimit({ raw, name }: Setting): { limit: number; windowSeconds: number } | undefined {
+  const text = raw.trim();
+  if (text === "") return undefined;
+  const match = /^([0-9]{1,15})\/([0-9]{1,5})$/.exec(text);
+  const limit = Number(match?.[1]);
+  const windowSeconds = Number(match?.[2]);
+  if (match === null || limit < 1 || windowSeconds < 1 || windowSeconds > 86_400) {
+    throw new ConfigError(
+      `${name} must be <limit>/<seconds>: requests per key in each window, e.g. 600/60 (a limit from 1, a window from 1 to 86400 seconds; got ${JSON.stringify(raw)})`,
+    );
+  }
+  return { limit, windowSeconds };
+}
+
 /** The keys of PETSTORE_API_KEYS, or one random key when it is unset or empty. Never echoes a key. */
 function readKeys(raw: string | undefined): { keys: string[]; generated: boolean } {
   if (raw === undefined || raw.trim() === "") return { keys: [randomBytes(24).toString("base64url")], generated: true };
@@ -201,6 +220,7 @@ const OPTIONS = {
   workers: { type: "string" },
   "metrics-port": { type: "string" },
   "cors-origins": { type: "string" },
+  "rate-limit": { type: "string" },
   help: { type: "boolean", short: "h" },
   version: { type: "boolean", short: "v" },
 } as const;
@@ -247,6 +267,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, argv: readonly string[] = [])
       : undefined,
   );
   const corsOrigins = parseCorsOrigins(pick("cors-origins", "PETSTORE_CORS_ORIGINS", ""));
+  const rateLimit = parseRateLimit(pick("rate-limit", "PETSTORE_RATE_LIMIT", ""));
   if (workers > 1 && storage.raw.trim() === "memory") {
     // "auto" is named as given, with what it came to on this machine.
     const asked = workersSetting.raw.trim().toLowerCase() === "auto" ? `auto (${workers})` : String(workers);
@@ -267,6 +288,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, argv: readonly string[] = [])
       ...(workers > 1 ? { workers } : {}),
       ...(metricsPort === undefined ? {} : { metricsPort }),
       ...(corsOrigins === undefined ? {} : { corsOrigins }),
+      ...(rateLimit === undefined ? {} : { rateLimit }),
     },
     generatedKey: generated,
     help: flags.help === true,

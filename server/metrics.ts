@@ -1,7 +1,7 @@
 /**
  * The standalone server's Prometheus metrics, built on the store's `observe` option:
  * `http_server_request_duration_seconds`, `petstore_storage_operation_duration_seconds`,
- * `petstore_storage_errors_total`, the storage breaker's state and changes, and the process's
+ * `petstore_storage_errors_total`, the storage breaker's state and changes, `petstore_rate_limited_total`, and the process's
  * default metrics, on a port of their own.
  * prom-client (an optional peer) is loaded only when PETSTORE_METRICS_PORT is set.
  */
@@ -153,6 +153,12 @@ export function createMetrics(prom: PromClient): Metrics {
     registers: [registry],
   });
 
+  const rateLimited = new prom.Counter({
+    name: "petstore_rate_limited_total",
+    help: "Requests refused by the rate limits (429 rate_limited).",
+    registers: [registry],
+  });
+
   // Called for every request and storage call: no closure, and series found through maps keyed by
   // the values themselves (a key string built per call would be hashed per call).
   const byRoute = new Map<string | undefined, Map<number, Map<string, Series>>>();
@@ -187,6 +193,10 @@ export function createMetrics(prom: PromClient): Metrics {
     if (o.kind === "breaker") {
       breakerOpen.set({ backend: o.backend }, o.state === "open" ? 1 : 0);
       breakerChanges.inc({ backend: o.backend, state: o.state });
+      return;
+    }
+    if (o.kind === "rateLimited") {
+      rateLimited.inc();
       return;
     }
     const { operation, backend } = o;

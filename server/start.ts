@@ -45,6 +45,22 @@ function pathOf(req: IncomingMessage): string {
 /** The scheme of a storage spec, for messages that must not show a password. */
 export const storageKind = (spec: string) => /^([a-z][a-z0-9+.-]*):/i.exec(spec)?.[1] ?? spec;
 
+/**
+ * The store's observer: the metrics' (when on) and, with rate limits, one warning per caller and
+ * window that passed its limit, naming its scope (a digest), never its key.
+ */
+function observing(config: ServerConfig, metrics: Observer | undefined, logger: Logger): { observe?: Observer } {
+  if (config.rateLimit === undefined) return metrics === undefined ? {} : { observe: metrics };
+  const observe: Observer = (o) => {
+    if (o.kind === "rateLimited" && o.first) {
+      const { scope, limit, windowSeconds } = o;
+      logger.warn({ scope, limit, windowSeconds }, "rate limited: a caller passed its limit in this window");
+    }
+    metrics?.(o);
+  };
+  return { observe };
+}
+
 /** The store of the server, from its configuration; a configuration that cannot work is a ConfigError. */
 async function openStore(config: ServerConfig, options: StartOptions, logger: Logger): Promise<PetStore> {
   const storage = await openStorage(config.storage);
@@ -67,7 +83,8 @@ async function openStore(config: ServerConfig, options: StartOptions, logger: Lo
             : logger.info({ backend }, "storage breaker closed: the storage answers again"),
       },
       ...(options.rules === undefined ? {} : { rules: options.rules }),
-      ...(options.observe === undefined ? {} : { observe: options.observe }),
+      ...(config.rateLimit === undefined ? {} : { rateLimit: config.rateLimit }),
+      ...observing(config, options.observe, logger),
     });
   } catch (error) {
     await storage.close();

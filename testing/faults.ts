@@ -145,6 +145,8 @@ export function faultyStorage(real: PetStorage, faults: Faults): PetStorage {
     list: (page) => call("listPets", () => real.list(page)),
     ping: () => real.ping(),
     close: () => real.close(),
+    // The rate limits' count is not an operation: no fault is injected into it.
+    ...(real.rateCounter === undefined ? {} : { rateCounter: real.rateCounter }),
     clear: () => {
       if (typeof real.clear !== "function") {
         return Promise.reject(

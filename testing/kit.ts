@@ -42,13 +42,21 @@ export interface TestKitOptions {
   requestIds?: "random" | "sequential";
   /** Unexpected errors (answered 500). Default: printed, except the failures this kit injects. */
   onError?: (error: unknown) => void;
+  /**
+   * Rate limits, as `createPetStore({ rateLimit })` takes them: to test how a client meets `429`.
+   * `reset()` starts every caller's count again.
+   */
+  rateLimit?: { limit: number; windowSeconds: number };
 }
 
 /** What both `startTestServer` and `createTestStore` give. */
 export interface TestKit {
   /** The API key to send: `Authorization: Bearer ${key}`. */
   readonly key: string;
-  /** The store behind it, for seeding or reading pets without HTTP (`store.createPet(…)`). */
+  /**
+   * The store behind it, for seeding or reading pets without HTTP (`store.createPet(…)`). With
+   * `rateLimit`, `reset()` gives a new store on the same storage (its counts start again): read it after.
+   */
   readonly store: PetStore;
   /**
    * Empties the store (only its own namespace on Redis, its own tables on SQL), seeds it again,
@@ -70,7 +78,7 @@ export interface TestKit {
   close(): Promise<void>;
 }
 
-const KIT_OPTIONS = ["pets", "storage", "basePath", "delayMs", "key", "rules", "requestIds", "onError"];
+const KIT_OPTIONS = ["pets", "storage", "basePath", "delayMs", "key", "rules", "requestIds", "onError", "rateLimit"];
 
 function checkMs(name: string, ms: unknown): number {
   if (typeof ms !== "number" || !Number.isSafeInteger(ms) || ms < 0) {
@@ -162,17 +170,20 @@ export async function openKit(options: TestKitOptions): Promise<OpenKit> {
     });
 
   const storage = faultyStorage(base, faults);
-  let store: PetStore;
-  try {
-    store = createPetStore({
+  const makeStore = () =>
+    createPetStore({
       storage,
       auth: [key],
       // failNext(n) fails exactly n requests: no breaker turns the next ones into 503s too.
       breaker: false,
       ...(options.basePath === undefined ? {} : { basePath: options.basePath }),
       ...(options.rules === undefined ? {} : { rules: options.rules }),
+      ...(options.rateLimit === undefined ? {} : { rateLimit: options.rateLimit }),
       onError,
     });
+  let store: PetStore;
+  try {
+    store = makeStore();
   } catch (error) {
     await base.close();
     throw error;
@@ -214,13 +225,17 @@ export async function openKit(options: TestKitOptions): Promise<OpenKit> {
 
   const kit = {
     key,
-    store,
+    get store() {
+      return store;
+    },
     respond,
     async reset() {
       faults.clear();
       journal.clear();
       delayMs = initialDelay;
       requestCount = 0;
+      // The counts of rate limits live in the store (memory) or its storage (cleared below).
+      if (options.rateLimit !== undefined) store = makeStore();
       await storage.clear?.();
       await seed();
     },

@@ -41,7 +41,9 @@ export async function startTestServer(options: TestKitOptions = {}): Promise<Tes
   return {
     url: `${origin}${store.basePath}`,
     key: kit.key,
-    store,
+    get store() {
+      return kit.store;
+    },
     reset: kit.reset,
     failNext: kit.failNext,
     delay: kit.delay,
@@ -51,7 +53,7 @@ export async function startTestServer(options: TestKitOptions = {}): Promise<Tes
         const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
         server.closeAllConnections();
         await stopped;
-        await store.close();
+        await kit.store.close();
       })();
       return closing;
     },

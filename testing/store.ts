@@ -78,7 +78,9 @@ export async function createTestStore(options: TestKitOptions = {}): Promise<Tes
   let closing: Promise<void> | undefined;
   return {
     key: kit.key,
-    store,
+    get store() {
+      return kit.store;
+    },
     basePath: store.basePath,
     maxBodyBytes: store.maxBodyBytes,
     respond: kit.respond,
@@ -92,7 +94,7 @@ export async function createTestStore(options: TestKitOptions = {}): Promise<Tes
       return handler(new Request(url, init));
     },
     close() {
-      closing ??= store.close();
+      closing ??= kit.store.close();
       return closing;
     },
     async request(method, path, requestOptions = {}) {

@@ -2,7 +2,8 @@
  * Our server under test, in a child process: argv[2] is "standalone" (server/index.ts's
  * startServer, memory storage or the storage spec BENCH_STORAGE, request logs on (BENCH_LOG_LEVEL, default info), as `npm start`
  * runs it; stdout is discarded by the parent), "standalone-metrics" (the same with the metrics of
- * PETSTORE_METRICS_PORT fed), "standalone-cors" (the same allowing BENCH_CORS_ORIGIN's pages), "hapi" (the hapi plugin on a hapi server) or "fastify" (the
+ * PETSTORE_METRICS_PORT fed), "standalone-cors" (the same allowing BENCH_CORS_ORIGIN's pages), "standalone-limited"
+ * (the same with rate limits on: R1, R2), "hapi" (the hapi plugin on a hapi server) or "fastify" (the
  * Fastify plugin on a Fastify server). The store gets BENCH_PETS pets, then
  * the child tells its parent the port and serves until told to stop.
  */
@@ -41,7 +42,12 @@ async function fillStore(store: PetStore): Promise<void> {
   }
 }
 
-if (mode === "standalone" || mode === "standalone-metrics" || mode === "standalone-cors") {
+if (
+  mode === "standalone" ||
+  mode === "standalone-metrics" ||
+  mode === "standalone-cors" ||
+  mode === "standalone-limited"
+) {
   // With metrics, as PETSTORE_METRICS_PORT sets them up: the store's observer feeds prom-client.
   const metrics = mode === "standalone-metrics" ? createMetrics(await loadPromClient()) : undefined;
   // BENCH_STORAGE: a storage spec (B1-B4), whose pets the parent has loaded already.
@@ -55,6 +61,8 @@ if (mode === "standalone" || mode === "standalone-metrics" || mode === "standalo
       logLevel,
       apiKeys: [key],
       ...(mode === "standalone-cors" ? { corsOrigins: [process.env.BENCH_CORS_ORIGIN ?? "https://shop.example"] } : {}),
+      // R1, R2: a limit the run never reaches, so that every request is admitted and counted.
+      ...(mode === "standalone-limited" ? { rateLimit: { limit: 1_000_000, windowSeconds: 60 } } : {}),
     },
     metrics ? { observe: metrics.observe } : {},
   );

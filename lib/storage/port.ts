@@ -70,6 +70,32 @@ export interface StorageTransfer {
   putKeys(records: readonly KeyRecord[], now: number): Promise<{ written: number } | { conflict: KeyRecord }>;
 }
 
+/** One lease asked of a shared counter. */
+export interface RateLease {
+  /** Whose window it is: the caller's scope (a digest of its key, never the key). */
+  scope: string;
+  /** The window's number: its start in ms since the epoch divided by its length. */
+  window: number;
+  /** The window's length in seconds: its count may be removed once it has ended. */
+  windowSeconds: number;
+  /** Requests wanted now, from 1. */
+  want: number;
+  /** The window's limit: nothing is granted past it. */
+  limit: number;
+}
+
+/**
+ * A count of requests per caller and window shared by every process on one backend, each in its
+ * own way (lib/storage/<backend>/rate.ts). Optional on a storage: without it limits are per process.
+ */
+export interface RateCounter {
+  /**
+   * Grants up to `want` requests of the window, never past its limit, in one atomic step across
+   * processes: how many were granted (0 when the window is spent) and the window's count after it.
+   */
+  lease(lease: RateLease): Promise<{ granted: number; used: number }>;
+}
+
 /** What `createOnce` did: created or replayed a pet, or refused because of the key. */
 export type CreateOnceResult = { pet: Pet; replayed: boolean } | { conflict: "reused" | "in_use" };
 
@@ -137,4 +163,6 @@ export interface PetStorage {
   clear?(): Promise<void>;
   /** Moving data out and in (export, import, migrate). Optional: a storage without it can be neither. */
   readonly transfer?: StorageTransfer;
+  /** The rate limits' count, shared by every process on the backend. Optional: without it, each process counts its own. */
+  readonly rateCounter?: RateCounter;
 }

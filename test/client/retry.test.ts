@@ -1,5 +1,5 @@
 /**
- * The client's retries: what is retried (network failures, time-outs, 503, and for creates 409
+ * The client's retries: what is retried (network failures, time-outs, 503, 429, and for creates 409
  * idempotency_key_in_use) and what never is (any other answer); the back-off's bounds (full
  * jitter, capped, at least Retry-After); the bounds in attempts and in total time; AbortSignal.
  * Time is asserted only as generous bounds, never as a measurement.
@@ -185,6 +185,37 @@ test("createPet: 409 idempotency_key_in_use (another request with the key still 
     assert.ok(Date.now() - started >= 1900, "each 409's Retry-After (1 s) was honoured");
   } finally {
     await own.close();
+  }
+});
+
+test("429 rate_limited: the client waits the Retry-After and retries, a create with the same key: one pet each (a test server with a limit)", async () => {
+  const limited = await startTestServer({ rateLimit: { limit: 2, windowSeconds: 1 } });
+  try {
+    const c = createPetStoreClient({ baseUrl: limited.url, key: limited.key, retry: { baseDelayMs: 1 } });
+    // Start in a fresh window, so that the third request, not a later one, meets the limit.
+    await new Promise((resolve) => setTimeout(resolve, 1000 - (Date.now() % 1000) + 20));
+    const started = Date.now();
+    const pets = [];
+    for (const name of ["a", "b", "c"]) pets.push(await c.createPet({ name, categoryId: 1 }));
+    assert.equal(
+      pets.map((p) => [p.id, p.name]),
+      [
+        [1, "a"],
+        [2, "b"],
+        [3, "c"],
+      ],
+    );
+    const seen = limited.requests();
+    assert.equal(
+      seen.map((r) => r.status),
+      [201, 201, 429, 201],
+    );
+    assert.is(seen[3]?.idempotencyKey, seen[2]?.idempotencyKey, "the retry carries the key of the refused create");
+    assert.ok(Date.now() - started >= 900, "waited for the next window");
+    const page = await c.listPets();
+    assert.is(page.pets.length, 3, "a read refused meanwhile would be retried too");
+  } finally {
+    await limited.close();
   }
 });
 

@@ -14,8 +14,8 @@ import type { ConformanceTarget, FetchTarget, SocketTarget } from "../../conform
 import { conformanceCases } from "../../conformance/index.ts";
 import { CORS_ORIGIN } from "../support/conformance-origin.ts";
 import { observeResponse } from "./observe.ts";
-import type { Answer, Req, Session, Target } from "./targets.ts";
-import { baseOf, closeTargets, KEY, TARGETS } from "./targets.ts";
+import type { Answer, Req, Session, StoreSetup, Target } from "./targets.ts";
+import { baseOf, closeTargets, IN_PROCESS_TARGETS, KEY, TARGETS } from "./targets.ts";
 
 /** Headers that belong to the transport, not to the contract: never compared. */
 const TRANSPORT = new Set(["date", "connection", "keep-alive", "transfer-encoding"]);
@@ -35,6 +35,10 @@ function comparable(target: Target, req: Req, answer: Answer): Comparable {
     if (target.name.startsWith("hapi") && name === "vary" && value === "accept-encoding") continue;
     if (target.name.startsWith("hapi") && name === "vary") {
       headers[name] = value.replace(/,\s*accept-encoding$/, ""); // hapi adds its own to ours ("Origin")
+      continue;
+    }
+    if (name === "ratelimit" || name === "retry-after") {
+      headers[name] = value.replace(/t=[0-9]+$|^[0-9]+$/, "<seconds left>"); // the clock's, not the target's
       continue;
     }
     headers[name] = name === "x-request-id" && value !== req.headers?.["x-request-id"] ? "<generated>" : unmount(value);
@@ -57,16 +61,21 @@ async function toReq(request: Request): Promise<Req> {
  * The target as the published cases see it: a `fetch` that sends through the target's session and
  * records every answer. `reset()` opens a new session (a fresh store).
  */
-function recorded(target: Target, answers: Comparable[]): FetchTarget & { close(): Promise<void> } {
+function recorded(
+  target: Target,
+  answers: Comparable[],
+  setup: StoreSetup = {},
+): FetchTarget & { close(): Promise<void> } {
   let session: Session | undefined;
   const base = baseOf(target);
   return {
     basePath: base,
     key: KEY,
     cors: { origin: CORS_ORIGIN },
+    rateLimit: setup.rateLimit,
     async reset() {
       await session?.close();
-      session = await target.open();
+      session = await target.open(setup);
     },
     async fetch(request) {
       if (!session) throw new Error("reset() was not called");
@@ -120,6 +129,34 @@ for (const c of conformanceCases()) {
     }
   });
 }
+
+test("rate limits: every adapter of a store with a limit passes the rate limit and CORS cases and answers them the same", async () => {
+  const setup = { rateLimit: { limit: 20, windowSeconds: 3600 } };
+  const cases = conformanceCases().filter((c) => /^(rate limits|cors): /.test(c.name));
+  assert.is(cases.length, 4);
+  for (const c of cases) {
+    const results: { target: Target; answers: Comparable[] }[] = [];
+    for (const target of IN_PROCESS_TARGETS) {
+      const answers: Comparable[] = [];
+      const wrapped = recorded(target, answers, setup);
+      try {
+        await named(target, () => c.run(wrapped));
+      } finally {
+        await wrapped.close();
+      }
+      results.push({ target, answers });
+    }
+    const [reference, ...others] = results;
+    assert.ok(reference?.answers.some((a) => a.status === 429) || !c.name.startsWith("rate"), "the case met the limit");
+    for (const other of others) {
+      assert.equal(
+        other.answers,
+        reference?.answers,
+        `${c.name}: ${other.target.name} answers differently from ${reference?.target.name}`,
+      );
+    }
+  }
+});
 
 /** A socket target as a user of `petstore-lib/conformance` gives it: a url, read after each reset. */
 function overSocket(target: Target): SocketTarget & { close(): Promise<void> } {

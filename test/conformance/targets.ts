@@ -17,7 +17,7 @@ import { petStorePlugin as fastifyPlugin, petStoreFrameworkErrors } from "../../
 import { createFetchHandler } from "../../adapters/fetch.ts";
 import { petStorePlugin } from "../../adapters/hapi.ts";
 import { createNodeHandler } from "../../adapters/node-http.ts";
-import type { PetStore, PetStoreRules } from "../../lib/index.ts";
+import type { PetStore, PetStoreRules, RateLimitOptions } from "../../lib/index.ts";
 import { createPetStore } from "../../lib/index.ts";
 import { startServer } from "../../server/index.ts";
 import { createLogger } from "../../server/logger.ts";
@@ -55,6 +55,7 @@ export interface Session {
 /** What a case may ask of the store behind a target (business rules). */
 export interface StoreSetup {
   rules?: PetStoreRules;
+  rateLimit?: RateLimitOptions;
 }
 
 export interface Target {
@@ -214,7 +215,7 @@ export function overHttp(port: number, { keepAlive = true } = {}) {
 const standalone: Target = {
   name: "standalone server (socket)",
   overSocket: true,
-  async open(setup = {}) {
+  async open({ rateLimit, ...setup } = {}) {
     const server = await startServer(
       {
         port: 0,
@@ -224,6 +225,7 @@ const standalone: Target = {
         logLevel: "silent",
         apiKeys: [KEY],
         corsOrigins: [CORS_ORIGIN],
+        ...(rateLimit === undefined ? {} : { rateLimit }),
       },
       { logger: createLogger("silent"), ...setup },
     );

@@ -88,14 +88,15 @@ test("openapi: servers are production and staging, with the base URL (base path 
 });
 
 const expectedStatuses: Record<string, string[]> = {
-  listPets: ["200", "400", "401", "500", "503"],
-  createPet: ["201", "400", "401", "409", "413", "415", "422", "500", "503"],
-  getPet: ["200", "400", "401", "404", "500", "503"],
+  listPets: ["200", "400", "401", "429", "500", "503"],
+  createPet: ["201", "400", "401", "409", "413", "415", "422", "429", "500", "503"],
+  getPet: ["200", "400", "401", "404", "429", "500", "503"],
 };
 const expectedCodes: Record<string, Record<string, ErrorCode[]>> = {
   listPets: {
     "400": ["invalid_request", "invalid_query"],
     "401": ["unauthorized"],
+    "429": ["rate_limited"],
     "500": ["internal_error"],
     "503": ["storage_unavailable"],
   },
@@ -106,6 +107,7 @@ const expectedCodes: Record<string, Record<string, ErrorCode[]>> = {
     "413": ["payload_too_large"],
     "415": ["unsupported_media_type"],
     "422": ["idempotency_key_reused"],
+    "429": ["rate_limited"],
     "500": ["internal_error"],
     "503": ["storage_unavailable"],
   },
@@ -113,6 +115,7 @@ const expectedCodes: Record<string, Record<string, ErrorCode[]>> = {
     "400": ["invalid_request", "invalid_pet_id"],
     "401": ["unauthorized"],
     "404": ["pet_not_found"],
+    "429": ["rate_limited"],
     "500": ["internal_error"],
     "503": ["storage_unavailable"],
   },

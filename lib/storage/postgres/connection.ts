@@ -57,7 +57,7 @@ export async function createSchema(pool: PgPool, schema: string, table: string):
       `${schema}.${table}_index_status_id`,
       `${qualified}_idempotency`,
     ];
-    names.push(`${schema}.${table}_idempotency_expires_at`);
+    names.push(`${schema}.${table}_idempotency_expires_at`, `${qualified}_rate`);
     const { rows } = await client.query(
       "SELECT bool_and(to_regclass(name) IS NOT NULL) AS ready FROM unnest($1::text[]) AS name",
       [names],
@@ -83,6 +83,10 @@ export async function createSchema(pool: PgPool, schema: string, table: string):
     );
     await client.query(
       `CREATE INDEX IF NOT EXISTS ${table}_idempotency_expires_at ON ${qualified}_idempotency (expires_at)`,
+    );
+    // The rate limits' counts: one row per caller and window (postgres/rate.ts).
+    await client.query(
+      `CREATE TABLE IF NOT EXISTS ${qualified}_rate (scope text COLLATE "C" NOT NULL, win bigint NOT NULL, used bigint NOT NULL, granted bigint NOT NULL, expires_at bigint NOT NULL, PRIMARY KEY (scope, win))`,
     );
     await client.query("COMMIT");
     client.release();

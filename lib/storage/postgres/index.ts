@@ -12,6 +12,7 @@ import { loadDriver, requireFromDriver } from "../driver.ts";
 import type { CreateOnceResult, IdempotencyRecord, ListPage, PetStorage } from "../port.ts";
 import { indexedId, makeKeyvPetReader, petValues, readPet, storageClosed } from "../values.ts";
 import { createSchema, nameStatement, openPool, type PgModule, type PgNamedQuery } from "./connection.ts";
+import { makePostgresRateCounter } from "./rate.ts";
 import { makePostgresTransfer } from "./transfer.ts";
 import { makeWriter } from "./writes.ts";
 
@@ -162,13 +163,14 @@ export async function postgresStorage(options: PostgresStorageOptions): Promise<
       return closing;
     },
     transfer: makePostgresTransfer({ pool, qualified, values, ensureOpen }),
+    rateCounter: makePostgresRateCounter(pool, qualified, ensureOpen),
     /** Empties this store's own tables (`<table>_*` that it created) and restarts its sequence at 1, in one transaction. */
     async clear() {
       ensureOpen();
       const client = await pool.connect();
       try {
         await client.query("BEGIN");
-        const own = [`${table}_index`, `${table}_values`, `${table}_idempotency`];
+        const own = [`${table}_index`, `${table}_values`, `${table}_idempotency`, `${table}_rate`];
         const { rows } = await client.query(
           "SELECT table_name FROM information_schema.tables WHERE table_schema = $1 AND table_name = ANY($2)",
           [schema, own],

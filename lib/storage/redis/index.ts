@@ -27,6 +27,7 @@ import { connectServer, type RedisConnection, type RedisDriver } from "./connect
 import { makeReplicatedWrites } from "./durability.ts";
 import { type AtGuess, takeIds } from "./id-guess.ts";
 import { guessHolds, makePageGuesses } from "./page-guess.ts";
+import { makeRedisRateCounter } from "./rate.ts";
 import { CLAIM, readReply, runScript, WRITE, WRITE_AT, WRITE_ONCE_AT } from "./scripts.ts";
 import { makeRedisTransfer } from "./transfer.ts";
 
@@ -354,6 +355,7 @@ function buildStore(
       return closing;
     },
     transfer: makeRedisTransfer({ connection, keys, values, ids, ensureOpen }),
+    rateCounter: makeRedisRateCounter(connection, keys.prefix, ensureOpen),
     /**
      * Deletes every key of this store (values, sequence, indexes and any other record under its
      * prefix), found with SCAN, never KEYS or FLUSHDB: other namespaces are untouched.

@@ -189,3 +189,17 @@ for i = 1, #KEYS do
 end
 return {'written', tostring(written)}
 `);
+
+/**
+ * A lease of a caller's rate limit window (redis/rate.ts): grants up to the wanted count, never
+ * past the limit, and sets the window's key to expire. KEYS: the window's count. ARGV: wanted,
+ * limit, when the key may go (ms since the epoch). Answers the count granted and the window's count.
+ */
+export const RATE_LEASE = hashScript(`
+local used = tonumber(redis.call('GET', KEYS[1]) or '0') or 0
+local granted = math.min(tonumber(ARGV[1]), tonumber(ARGV[2]) - used)
+if granted <= 0 then return {0, used} end
+used = redis.call('INCRBY', KEYS[1], granted)
+redis.call('PEXPIREAT', KEYS[1], ARGV[3])
+return {granted, used}
+`);

@@ -119,6 +119,10 @@ export async function setUpSchema(db: Database, table: string, timeoutMs: number
     `CREATE TABLE IF NOT EXISTS ${table}_idempotency (scope TEXT NOT NULL, key TEXT NOT NULL, fingerprint TEXT NOT NULL, pet_id INTEGER NOT NULL, expires_at INTEGER NOT NULL, PRIMARY KEY (scope, key)) WITHOUT ROWID`,
   );
   await query(`CREATE INDEX IF NOT EXISTS ${table}_idempotency_expires_at ON ${table}_idempotency (expires_at)`);
+  // The rate limits' counts: one row per caller and window (sqlite/rate.ts).
+  await query(
+    `CREATE TABLE IF NOT EXISTS ${table}_rate (scope TEXT NOT NULL, win INTEGER NOT NULL, used INTEGER NOT NULL, granted INTEGER NOT NULL, expires_at INTEGER NOT NULL, PRIMARY KEY (scope, win)) WITHOUT ROWID`,
+  );
 }
 
 /** Compiles the store's write statements on `db`; each one compiled is added to `prepared` (to be finalised on close). */

@@ -28,6 +28,7 @@ import {
 } from "./connection.ts";
 import { checkDatabaseFile, type FileCheck } from "./file.ts";
 import { addPetTexts, fillPetTexts } from "./pet-texts.ts";
+import { makeSqliteRateCounter } from "./rate.ts";
 import { inIdOrder, openReads, pageTexts, type SqliteReads } from "./reads.ts";
 import { getTrusted, listTrusted } from "./served-copy.ts";
 import { makeSqliteTransfer } from "./transfer.ts";
@@ -214,6 +215,7 @@ export async function sqliteStorage(options: SqliteStorageOptions): Promise<PetS
     /** The store's onError, told once per change when the file is removed, replaced or truncated. */
     [REPORT_TO]: (report: (error: Error) => void) => fileCheck.reportTo(report),
     transfer: makeSqliteTransfer({ db: own, table, values, serialise, ensureOpen }),
+    rateCounter: makeSqliteRateCounter({ db: own, table, serialise, ensureOpen: () => ensureOpen("write") }),
     /** Empties this store's own tables (`<table>_*` that it created) and restarts its sequence at 1. */
     async clear() {
       ensureOpen("write");
@@ -221,7 +223,7 @@ export async function sqliteStorage(options: SqliteStorageOptions): Promise<PetS
       // transaction of its own, so a read sees the store as it was before or after, never half.
       await serialise(async () => {
         // The index first: the values' triggers then find no served text to forget.
-        const tables = [`${table}_index`, `${table}_values`, `${table}_idempotency`];
+        const tables = [`${table}_index`, `${table}_values`, `${table}_idempotency`, `${table}_rate`];
         const found = await queryAll(
           own,
           `SELECT name FROM sqlite_master WHERE type = 'table' AND name IN (${tables.map(() => "?").join(", ")})`,
