@@ -59,10 +59,11 @@ test("config: PETSTORE_RATE_LIMIT (or --rate-limit) is <limit>/<seconds>; off by
 });
 
 test("server: past its limit a key gets 429 rate_limited with the headers; another key and /healthz are not affected; one warning per caller and window, with the scope digest and never the key", async () => {
-  const child = start({ PETSTORE_RATE_LIMIT: "3/3600" });
+  const child = start({ PETSTORE_RATE_LIMIT: "3/3600", PETSTORE_METRICS_PORT: "0" });
   const url = (await startedUrl(child)).href.replace(/\/$/, "");
   const line = await child.line(/listening on/);
   assert.match(line, /rate limit: 3 per key every 3600 s/);
+  const metricsUrl = /metrics: (http:\/\/\S+\/metrics)/.exec(line)?.[1] as string;
   const statuses: number[] = [];
   let refused: Response | undefined;
   for (let i = 0; i < 5; i++) {
@@ -76,9 +77,14 @@ test("server: past its limit a key gets 429 rate_limited with the headers; anoth
   assert.match(refused?.headers.get("retry-after") ?? "", /^[0-9]+$/);
   assert.is((await send(`${url}/pets`, OTHER)).status, 200, "another key has its own count");
   assert.is((await send(`${url}/pets`)).status, 401, "a 401 is neither counted nor refused");
-  const health = await send(new URL("/healthz", url).href);
-  assert.is(health.status, 200);
-  assert.is(health.headers.get("ratelimit"), null);
+  for (const path of ["/healthz", "/readyz", "/docs", "/v1/openapi.json"]) {
+    const own = await send(new URL(path, url).href, KEY);
+    assert.ok(own.status !== 429, `${path} is not limited`);
+    assert.is(own.headers.get("ratelimit"), null, `${path} is not counted`);
+  }
+  const scraped = await fetch(metricsUrl);
+  assert.is(scraped.status, 200);
+  assert.match(await scraped.text(), /^petstore_rate_limited_total 2$/m);
   child.process.kill("SIGTERM");
   assert.is(await child.exited(), 0);
   const warnings = jsonLines(child.stdout()).filter((l) => String(l.msg).startsWith("rate limited"));
