@@ -75,17 +75,25 @@ s("openStorage: sqlite:<path> opens (and creates) the file, ?namespace= names it
   assert.is(storage.kind, "sqlite");
   await storage.create({ name: "a", categoryId: 1, status: "sold" });
   await storage.close();
-  assert.equal(await tablesOf(path), ["shop_eu_idempotency", "shop_eu_index", "shop_eu_seq", "shop_eu_values"]);
+  assert.equal(await tablesOf(path), [
+    "shop_eu_idempotency",
+    "shop_eu_index",
+    "shop_eu_rate",
+    "shop_eu_seq",
+    "shop_eu_values",
+  ]);
   const again = await openStorage(`sqlite://${path}`);
   assert.equal(await again.list({ after: 0, limit: 10 }), []);
   await again.close();
   assert.equal(await tablesOf(path), [
     "petstore_idempotency",
     "petstore_index",
+    "petstore_rate",
     "petstore_seq",
     "petstore_values",
     "shop_eu_idempotency",
     "shop_eu_index",
+    "shop_eu_rate",
     "shop_eu_seq",
     "shop_eu_values",
   ]);
@@ -207,6 +215,8 @@ if (postgresUp) {
         `${RUN}_open_index`,
         `${RUN}_open_index_pkey`,
         `${RUN}_open_index_status_id`,
+        `${RUN}_open_rate`, // the rate limits' counts (issue 47)
+        `${RUN}_open_rate_pkey`,
         `${RUN}_open_values`,
         `${RUN}_open_values_pkey`,
       ],
