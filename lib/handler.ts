@@ -169,7 +169,8 @@ function limited(
     handler.onLimited?.(scope, verdict);
     return exchange.error(refuse("rate_limited"), { ...headers, ...rate });
   }
-  const response = settle(handler, exchange, { ...headers, ...rate }, operation);
+  // Only a route with headers of its own (getPet's deprecation) needs them merged: no copy per request otherwise.
+  const response = settle(handler, exchange, headers === undefined ? rate : { ...headers, ...rate }, operation);
   return isPromise(response) ? response.then((r) => withHeaders(r, rate)) : withHeaders(response, rate);
 }
 

@@ -10,7 +10,7 @@
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import type { ConformanceTarget, FetchTarget, SocketTarget } from "../../conformance/index.ts";
+import type { ConformanceCase, ConformanceTarget, FetchTarget, SocketTarget } from "../../conformance/index.ts";
 import { conformanceCases } from "../../conformance/index.ts";
 import { CORS_ORIGIN } from "../support/conformance-origin.ts";
 import { observeResponse } from "./observe.ts";
@@ -106,27 +106,36 @@ async function named<T>(target: Target, run: () => Promise<T>): Promise<T> {
 
 test.after(closeTargets);
 
+/**
+ * Runs case `c` on each of `targets` (each store opened with `setup`), checks that every target
+ * answered as the first did, and returns the first's answers.
+ */
+async function runAlike(c: ConformanceCase, targets: readonly Target[], setup: StoreSetup = {}): Promise<Comparable[]> {
+  const results: { target: Target; answers: Comparable[] }[] = [];
+  for (const target of targets) {
+    const answers: Comparable[] = [];
+    const wrapped = recorded(target, answers, setup);
+    try {
+      await named(target, () => c.run(wrapped));
+    } finally {
+      await wrapped.close();
+    }
+    results.push({ target, answers });
+  }
+  const [reference, ...others] = results;
+  for (const other of others) {
+    assert.equal(
+      other.answers,
+      reference?.answers,
+      `${c.name}: ${other.target.name} answers differently from ${reference?.target.name}`,
+    );
+  }
+  return reference?.answers ?? [];
+}
+
 for (const c of conformanceCases()) {
   test(c.name, async () => {
-    const results: { target: Target; answers: Comparable[] }[] = [];
-    for (const target of TARGETS) {
-      const answers: Comparable[] = [];
-      const wrapped = recorded(target, answers);
-      try {
-        await named(target, () => c.run(wrapped));
-      } finally {
-        await wrapped.close();
-      }
-      results.push({ target, answers });
-    }
-    const [reference, ...others] = results;
-    for (const other of others) {
-      assert.equal(
-        other.answers,
-        reference?.answers,
-        `${other.target.name} answers differently from ${reference?.target.name}`,
-      );
-    }
+    await runAlike(c, TARGETS);
   });
 }
 
@@ -135,26 +144,8 @@ test("rate limits: every adapter of a store with a limit passes the rate limit a
   const cases = conformanceCases().filter((c) => /^(rate limits|cors): /.test(c.name));
   assert.is(cases.length, 4);
   for (const c of cases) {
-    const results: { target: Target; answers: Comparable[] }[] = [];
-    for (const target of IN_PROCESS_TARGETS) {
-      const answers: Comparable[] = [];
-      const wrapped = recorded(target, answers, setup);
-      try {
-        await named(target, () => c.run(wrapped));
-      } finally {
-        await wrapped.close();
-      }
-      results.push({ target, answers });
-    }
-    const [reference, ...others] = results;
-    assert.ok(reference?.answers.some((a) => a.status === 429) || !c.name.startsWith("rate"), "the case met the limit");
-    for (const other of others) {
-      assert.equal(
-        other.answers,
-        reference?.answers,
-        `${c.name}: ${other.target.name} answers differently from ${reference?.target.name}`,
-      );
-    }
+    const answers = await runAlike(c, IN_PROCESS_TARGETS, setup);
+    assert.ok(answers.some((a) => a.status === 429) || !c.name.startsWith("rate"), "the case met the limit");
   }
 });
 
