@@ -70,7 +70,10 @@ export type Observation = RequestObservation | StorageObservation | BreakerObser
 export type Observer = (observation: Observation) => void;
 
 /** The observer, made safe: it never throws, whatever `observe` does. */
-export function safeObserver(observe: Observer, onError: (error: unknown) => void): Observer {
+export function safeObserver<T = Observation>(
+  observe: (observation: T) => void,
+  onError: (error: unknown) => void,
+): (observation: T) => void {
   return (observation) => {
     try {
       observe(observation);

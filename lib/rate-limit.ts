@@ -8,6 +8,7 @@
  */
 import type { Awaitable } from "./awaitable.ts";
 import { scopeOf } from "./idempotency.ts";
+import type { RateLimitObservation } from "./observe.ts";
 import type { RateCounter } from "./storage/port.ts";
 
 /** `createPetStore({ rateLimit })`: at most `limit` requests per caller in each window of `windowSeconds`. */
@@ -16,6 +17,11 @@ export interface RateLimitOptions {
   limit: number;
   /** The window's length in seconds: an integer from 1 to 86,400. */
   windowSeconds: number;
+  /**
+   * Called with each refused request (as `observe` is with the same object): hears refusals without
+   * observing every request. What it throws goes to `onError`.
+   */
+  onLimited?: (refusal: RateLimitObservation) => void;
 }
 
 /** What the limiter decided for one request, with the headers of its answer. */
@@ -53,11 +59,13 @@ export function checkRateLimit(value: unknown): RateLimitOptions | undefined {
   const shape = "createPetStore: rateLimit must be { limit, windowSeconds }";
   if (value === null || typeof value !== "object" || Array.isArray(value)) throw new TypeError(shape);
   for (const name of Object.keys(value)) {
-    if (name !== "limit" && name !== "windowSeconds") {
-      throw new TypeError(`createPetStore: unknown rateLimit option "${name}" (known: limit, windowSeconds)`);
+    if (name !== "limit" && name !== "windowSeconds" && name !== "onLimited") {
+      throw new TypeError(
+        `createPetStore: unknown rateLimit option "${name}" (known: limit, windowSeconds, onLimited)`,
+      );
     }
   }
-  const { limit, windowSeconds } = value as Record<string, unknown>;
+  const { limit, windowSeconds, onLimited } = value as Record<string, unknown>;
   if (typeof limit !== "number" || !Number.isSafeInteger(limit) || limit < 1) {
     throw new TypeError(`${shape}: limit must be an integer from 1 (got ${String(limit)})`);
   }
@@ -69,7 +77,12 @@ export function checkRateLimit(value: unknown): RateLimitOptions | undefined {
   ) {
     throw new TypeError(`${shape}: windowSeconds must be an integer from 1 to 86400 (got ${String(windowSeconds)})`);
   }
-  return { limit, windowSeconds };
+  if (onLimited !== undefined && typeof onLimited !== "function") {
+    throw new TypeError(`${shape}: onLimited must be a function (refusal) => void`);
+  }
+  return onLimited === undefined
+    ? { limit, windowSeconds }
+    : { limit, windowSeconds, onLimited: onLimited as RateLimitOptions["onLimited"] };
 }
 
 /** The limiter of one store. */

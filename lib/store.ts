@@ -13,7 +13,7 @@ import { createHandler } from "./handler.ts";
 import type { PetStoreRequest, PetStoreResponse } from "./http.ts";
 import type { IdempotentCreateOptions } from "./idempotency.ts";
 import { checkIdempotentOptions, DEFAULT_IDEMPOTENCY_TTL_MS } from "./idempotency.ts";
-import type { Observer } from "./observe.ts";
+import type { Observer, RateLimitObservation } from "./observe.ts";
 import { safeObserver } from "./observe.ts";
 import { openApiRoute } from "./openapi.ts";
 import type { CreateContext, Operations } from "./operations.ts";
@@ -21,7 +21,7 @@ import { createOperations } from "./operations.ts";
 import { checkOptionNames } from "./options.ts";
 import { BASE_PATH_PATTERN } from "./patterns.ts";
 import { checkListQuery } from "./query.ts";
-import type { RateLimitOptions } from "./rate-limit.ts";
+import type { RateLimitOptions, RateVerdict } from "./rate-limit.ts";
 import { checkRateLimit, RateLimiter } from "./rate-limit.ts";
 import type { PetStoreRules } from "./rules.ts";
 import { checkRules, inProcessCaller } from "./rules.ts";
@@ -211,6 +211,18 @@ function checkPositive(name: string, value: number): number {
   return value;
 }
 
+/** What the handler calls with each refused request: `rateLimit.onLimited` and `observe`, when given. */
+function tellRefusals(rateLimit: RateLimitOptions, observe: Observer | undefined, onError: (error: unknown) => void) {
+  const { limit, windowSeconds } = rateLimit;
+  const onLimited = rateLimit.onLimited === undefined ? undefined : safeObserver(rateLimit.onLimited, onError);
+  if (onLimited === undefined && observe === undefined) return undefined;
+  return (scope: string, verdict: RateVerdict) => {
+    const refusal: RateLimitObservation = { kind: "rateLimited", scope, first: verdict.first, limit, windowSeconds };
+    onLimited?.(refusal);
+    observe?.(refusal);
+  };
+}
+
 /** The store's breaker, telling `onChange` and `observe`; none when turned off. */
 function openBreaker(storage: PetStorage, options: BreakerOptions | false, observe: Observer | undefined) {
   if (options === false) return undefined;
@@ -286,10 +298,7 @@ export function createPetStore(options: PetStoreOptions): PetStore {
     cors: cors === undefined ? undefined : createCors(cors, { rateLimited: rateLimit !== undefined }),
     writeCount: writeCountOf(storage),
     rateLimiter,
-    onLimited:
-      observe === undefined || rateLimit === undefined
-        ? undefined
-        : (scope, verdict) => observe({ kind: "rateLimited", scope, first: verdict.first, ...rateLimit }),
+    onLimited: rateLimit === undefined ? undefined : tellRefusals(rateLimit, observe, onError),
     publicRoutes: {
       "openapi.json": openApiRoute({
         basePath,

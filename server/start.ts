@@ -7,7 +7,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { createServer } from "node:http";
 import { answerClientError, createNodeHandler } from "../adapters/node-http.ts";
 import { isUnderBasePath } from "../lib/adapter.ts";
-import type { Observer, PetStore, PetStoreRules } from "../lib/index.ts";
+import type { Observer, PetStore, PetStoreRules, RateLimitObservation, RateLimitOptions } from "../lib/index.ts";
 import { createPetStore, openStorage } from "../lib/index.ts";
 import type { ServerConfig } from "./config.ts";
 import { ConfigError, completeConfig } from "./config.ts";
@@ -46,19 +46,15 @@ function pathOf(req: IncomingMessage): string {
 export const storageKind = (spec: string) => /^([a-z][a-z0-9+.-]*):/i.exec(spec)?.[1] ?? spec;
 
 /**
- * The store's observer: the metrics' (when on) and, with rate limits, one warning per caller and
- * window that passed its limit, naming its scope (a digest), never its key.
+ * The store's rate limits, when on, with one warning per caller and window that passed its limit,
+ * naming its scope (a digest), never its key.
  */
-function observing(config: ServerConfig, metrics: Observer | undefined, logger: Logger): { observe?: Observer } {
-  if (config.rateLimit === undefined) return metrics === undefined ? {} : { observe: metrics };
-  const observe: Observer = (o) => {
-    if (o.kind === "rateLimited" && o.first) {
-      const { scope, limit, windowSeconds } = o;
-      logger.warn({ scope, limit, windowSeconds }, "rate limited: a caller passed its limit in this window");
-    }
-    metrics?.(o);
+function rateLimits(config: ServerConfig, logger: Logger): { rateLimit?: RateLimitOptions } {
+  if (config.rateLimit === undefined) return {};
+  const onLimited = ({ first, scope, limit, windowSeconds }: RateLimitObservation) => {
+    if (first) logger.warn({ scope, limit, windowSeconds }, "rate limited: a caller passed its limit in this window");
   };
-  return { observe };
+  return { rateLimit: { ...config.rateLimit, onLimited } };
 }
 
 /** The store of the server, from its configuration; a configuration that cannot work is a ConfigError. */
@@ -83,8 +79,8 @@ async function openStore(config: ServerConfig, options: StartOptions, logger: Lo
             : logger.info({ backend }, "storage breaker closed: the storage answers again"),
       },
       ...(options.rules === undefined ? {} : { rules: options.rules }),
-      ...(config.rateLimit === undefined ? {} : { rateLimit: config.rateLimit }),
-      ...observing(config, options.observe, logger),
+      ...rateLimits(config, logger),
+      ...(options.observe === undefined ? {} : { observe: options.observe }),
     });
   } catch (error) {
     await storage.close();

@@ -278,6 +278,33 @@ test("rate limit: the scope is the key's digest, and the observer hears each ref
   ]);
 });
 
+test("rate limit: onLimited hears each refusal without an observer; what it throws goes to onError and the 429 stands", async () => {
+  const heard: unknown[] = [];
+  const errors: unknown[] = [];
+  const store = limited(
+    {
+      limit: 1,
+      windowSeconds: 60,
+      onLimited: (refusal) => {
+        heard.push(refusal);
+        throw new Error("listener broke");
+      },
+    },
+    { onError: (error) => errors.push(error) },
+  );
+  assert.is((await list(store)).status, 200);
+  assert.is((await list(store)).status, 429);
+  assert.is((await list(store)).status, 429);
+  assert.equal(heard, [
+    { kind: "rateLimited", scope: scopeOf(KEY), first: true, limit: 1, windowSeconds: 60 },
+    { kind: "rateLimited", scope: scopeOf(KEY), first: false, limit: 1, windowSeconds: 60 },
+  ]);
+  assert.equal(
+    errors.map((e) => (e as Error).message),
+    ["listener broke", "listener broke"],
+  );
+});
+
 test("rate limit: bad options are a TypeError naming what is wrong", () => {
   const cases: [unknown, RegExp][] = [
     [null, /rateLimit must be \{ limit, windowSeconds \}/],
@@ -288,6 +315,7 @@ test("rate limit: bad options are a TypeError naming what is wrong", () => {
     [{ limit: 10 }, /windowSeconds must be an integer from 1 to 86400/],
     [{ limit: 10, windowSeconds: 86_401 }, /windowSeconds must be an integer from 1 to 86400/],
     [{ limit: 10, windowSeconds: 60, burst: 5 }, /unknown rateLimit option "burst"/],
+    [{ limit: 10, windowSeconds: 60, onLimited: "log" }, /onLimited must be a function/],
   ];
   for (const [rateLimit, message] of cases) {
     assert.throws(
