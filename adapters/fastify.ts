@@ -20,6 +20,7 @@ import type { AdapterStore } from "../lib/adapter.ts";
 import { checkOptionNames, isPromise, isUnderBasePath } from "../lib/adapter.ts";
 import type { PetStoreResponse } from "../lib/index.ts";
 import { announcesBody, mustClose, nodeRequest, readBody } from "./node-body.ts";
+import { schemeOf } from "./scheme.ts";
 
 export interface PetStoreFastifyOptions {
   /**
@@ -67,6 +68,7 @@ function respond(store: AdapterStore, request: FastifyRequest, reply: FastifyRep
     announcesBody(raw.headers) ? (limit: number) => readBody(streamOf(request), limit) : undefined,
     raw.rawHeaders,
   );
+  core.scheme = schemeOf(raw);
   const response = store.respond(core);
   if (isPromise(response)) response.then((r) => send(store, request, reply, r));
   else send(store, request, reply, response);

@@ -5,10 +5,12 @@
  *
  * @example Bun.serve({ fetch: createFetchHandler(createPetStore({ auth: ["my-key"] })) });
  */
+
 import type { AdapterStore } from "../lib/adapter.ts";
 import { checkOptionNames, isPromise, isUnderBasePath, REQUEST_HEADERS } from "../lib/adapter.ts";
 import type { PetStoreRequest, PetStoreResponse } from "../lib/index.ts";
 import { PetStoreError } from "../lib/index.ts";
+import { checkCallback } from "./check-callback.ts";
 
 /** Serves requests outside the store's base path (your other routes). */
 export type FetchFallback = (request: Request) => Response | Promise<Response>;
@@ -169,9 +171,7 @@ export function createFetchHandler(store: AdapterStore, options: FetchHandlerOpt
   }
   checkOptionNames("createFetchHandler", options, ["fallback"]);
   const { fallback } = options;
-  if (fallback !== undefined && typeof fallback !== "function") {
-    throw new TypeError("createFetchHandler: options.fallback must be a function (request) => Response");
-  }
+  checkCallback("createFetchHandler", "fallback", fallback, "(request) => Response");
   const { basePath, maxBodyBytes } = store;
 
   return function petStoreFetch(request: Request): Promise<Response> {
@@ -206,6 +206,7 @@ export function createFetchHandler(store: AdapterStore, options: FetchHandlerOpt
       query: q === -1 ? undefined : url.slice(q + 1, end),
       headers,
       body: body?.read,
+      scheme: url.startsWith("https:") ? "https" : "http",
     };
     // respond(): the response itself when nothing had to wait (a page from memory), built into a
     // Response at once; a promise only when the storage or the body is awaited.

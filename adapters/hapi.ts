@@ -12,6 +12,7 @@ import type { AdapterStore } from "../lib/adapter.ts";
 import { checkOptionNames, isPromise } from "../lib/adapter.ts";
 import type { PetStoreResponse } from "../lib/index.ts";
 import { announcesBody, nodeRequest, readBody } from "./node-body.ts";
+import { schemeOf } from "./scheme.ts";
 
 export interface PetStorePluginOptions {
   /** The store to serve, from `createPetStore()`. Its `basePath` decides where the routes live. */
@@ -50,6 +51,7 @@ function respond(store: AdapterStore, request: Request, h: ResponseToolkit): Res
     payload && announcesBody(raw.headers) ? (limit: number) => readBody(payload, limit) : undefined,
     raw.rawHeaders,
   );
+  core.scheme = schemeOf(raw);
   const res = store.respond(core);
   return isPromise(res) ? res.then((r) => toHapi(r, h)) : toHapi(res, h);
 }

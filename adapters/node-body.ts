@@ -16,7 +16,7 @@ export function nodeRequest(
   method: string,
   url: string,
   headers: IncomingHttpHeaders,
-  body: BodyReader | undefined,
+  body: Uint8Array | BodyReader | undefined,
   rawHeaders?: readonly string[],
 ): PetStoreRequest {
   const q = url.indexOf("?");

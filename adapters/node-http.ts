@@ -7,8 +7,10 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { type AdapterStore, type BodyReader, checkOptionNames, isPromise, isUnderBasePath } from "../lib/adapter.ts";
 import type { PetStoreResponse } from "../lib/index.ts";
+import { checkCallback } from "./check-callback.ts";
 import { createMountWarning } from "./mount-hint.ts";
 import { announcesBody, buffered, cannotRespond, mustClose, nodeRequest, readBody } from "./node-body.ts";
+import { schemeOf } from "./scheme.ts";
 
 export { answerClientError } from "./client-error.ts";
 export { announcesBody, cannotRespond, mustClose, nodeRequest, readBody } from "./node-body.ts";
@@ -18,13 +20,14 @@ export type Fallback = (req: IncomingMessage, res: ServerResponse) => void;
 
 /**
  * Called once per request the store answers, just before its response is written (logs, metrics): its status,
- * `X-Request-Id`, whether the client went away first (nothing is written then) and the milliseconds since the
- * request reached the handler. May set `res.shouldKeepAlive = false` (a server that is stopping does).
+ * `X-Request-Id`, whether the client went away first (nothing is written then), the milliseconds since the
+ * request reached the handler, and its span's trace id when one was recorded. May set `res.shouldKeepAlive =
+ * false` (a server that is stopping does).
  */
 export type OnResponse = (
   req: IncomingMessage,
   res: ServerResponse,
-  response: { status: number; requestId: string; aborted: boolean; ms: number },
+  response: { status: number; requestId: string; aborted: boolean; ms: number; traceId?: string | undefined },
 ) => void;
 
 export interface NodeHandlerOptions {
@@ -56,20 +59,16 @@ export function createNodeHandler(store: AdapterStore, options: NodeHandlerOptio
     throw new TypeError("createNodeHandler: expected a store from createPetStore()");
   }
   checkOptionNames("createNodeHandler", options, ["fallback", "onResponse"]);
-  const { basePath } = store;
   const { fallback, onResponse } = options;
-  if (fallback !== undefined && typeof fallback !== "function") {
-    throw new TypeError("createNodeHandler: options.fallback must be a function (req, res) => void");
-  }
-  if (onResponse !== undefined && typeof onResponse !== "function") {
-    throw new TypeError("createNodeHandler: options.onResponse must be a function (req, res, response) => void");
-  }
+  checkCallback("createNodeHandler", "fallback", fallback, "(req, res) => void");
+  checkCallback("createNodeHandler", "onResponse", onResponse, "(req, res, response) => void");
 
   /** Writes the core's response; `Connection: close` when an unread body could be too big to drain. */
   function send(req: IncomingMessage, res: ServerResponse, response: PetStoreResponse, started: number): void {
     const gone = cannotRespond(req, res);
+    const { status, traceId } = response;
     const requestId = response.headers["x-request-id"] ?? "";
-    onResponse?.(req, res, { status: response.status, requestId, aborted: gone, ms: performance.now() - started });
+    onResponse?.(req, res, { status, requestId, aborted: gone, ms: performance.now() - started, traceId });
     if (gone) return;
     if (mustClose(req, req.headers, store.maxBodyBytes)) response.headers.connection = "close";
     try {
@@ -83,18 +82,18 @@ export function createNodeHandler(store: AdapterStore, options: NodeHandlerOptio
   /** Hands the request to the core and sends its answer. */
   function answer(req: IncomingMessage, res: ServerResponse, url: string, body?: Uint8Array | BodyReader): void {
     const started = performance.now();
-    const request = nodeRequest(req.method ?? "GET", url, req.headers, undefined, req.rawHeaders);
-    request.body = body;
+    const request = nodeRequest(req.method ?? "GET", url, req.headers, body, req.rawHeaders);
+    request.scheme = schemeOf(req);
     const response = store.respond(request);
     if (isPromise(response)) response.then((r) => send(req, res, r, started));
     else send(req, res, response, started);
   }
 
-  const warnOfMount = createMountWarning(basePath);
+  const warnOfMount = createMountWarning(store.basePath);
   return function petStoreListener(req, res, next) {
     // Express rewrites req.url below a mount point; the contract's paths are absolute.
     const url = (req as { originalUrl?: string }).originalUrl ?? req.url ?? "/";
-    if (!isUnderBasePath(url, basePath)) {
+    if (!isUnderBasePath(url, store.basePath)) {
       if (url !== req.url) warnOfMount(url, req.url ?? "/");
       if (next) return next();
       if (fallback) return fallback(req, res);

@@ -11,6 +11,7 @@ import type { RequestObservation } from "./observe.ts";
 import type { CoreOperations } from "./operations.ts";
 import type { RateLimiter, RateVerdict } from "./rate-limit.ts";
 import { Responder } from "./response.ts";
+import type { Tracing } from "./tracing.ts";
 
 export interface HandlerOptions {
   basePath: string;
@@ -30,6 +31,8 @@ export interface HandlerOptions {
   rateLimiter?: RateLimiter | undefined;
   /** Called with each request refused by the rate limits (made safe by the store: it never throws). */
   onLimited?: ((scope: string, verdict: RateVerdict) => void) | undefined;
+  /** The store's tracer (./tracing.ts): spans when @opentelemetry/api is installed. */
+  tracing?: Tracing | undefined;
   /** The storage's count of writes, when it is in-process and keeps one (./storage/write-count.ts). */
   writeCount?: (() => number) | undefined;
 }
@@ -59,6 +62,8 @@ export class Exchange extends Responder {
   route: string | undefined;
   /** The CORS headers of every answer, when the request comes from an allowed origin. */
   cors: Record<string, string> | undefined;
+  /** The trace id of the request's span, when one records. */
+  traceId: string | undefined;
 
   constructor(readonly request: PetStoreRequest) {
     super({ head: false, requestId: "" }); // both known once step 1 has read the request
@@ -67,5 +72,6 @@ export class Exchange extends Responder {
     this.token = undefined;
     this.route = undefined;
     this.cors = undefined;
+    this.traceId = undefined;
   }
 }

@@ -18,9 +18,11 @@ import type { PetStoreRequest, PetStoreResponse } from "./http.ts";
 import { lowerCaseHeaders } from "./http.ts";
 import type { JsonText } from "./json.ts";
 import { PetJson } from "./json.ts";
+import type { RequestObservation } from "./observe.ts";
 import type { CoreOperations } from "./operations.ts";
 import type { RateVerdict } from "./rate-limit.ts";
 import { newRequestId, requestIdOf } from "./request-id.ts";
+import type { AnsweredRequest, RequestSpan, Tracing } from "./tracing.ts";
 
 export type { HandlerOptions } from "./exchange.ts";
 
@@ -214,6 +216,17 @@ function withCors(exchange: Exchange, response: PetStoreResponse): PetStoreRespo
   return withHeaders(response, exchange.cors as Record<string, string>);
 }
 
+/** What a request's span says of the request once it was answered. */
+function answered(handler: Handler, exchange: Exchange): AnsweredRequest {
+  const method = exchange.method || exchange.request.method;
+  const route = exchange.route;
+  let operation: string | undefined;
+  if (route === handler.itemRoute) operation = "getPet";
+  else if (route === handler.collectionPath) operation = method === "POST" ? "createPet" : "listPets";
+  const path = target(exchange.request).path;
+  return { method, route, operation, path, scheme: exchange.request.scheme ?? "http" };
+}
+
 /** The steps in the contract's order: route and method, key, then the operation. */
 function run(handler: Handler, exchange: Exchange): Awaitable<PetStoreResponse> {
   const { path, query } = target(exchange.request);
@@ -290,28 +303,61 @@ export function createHandler(ops: CoreOperations, options: HandlerOptions) {
 
   const observe = options.observe;
   const report = (exchange: Exchange, started: number, response: PetStoreResponse): PetStoreResponse => {
-    (observe as NonNullable<typeof observe>)({
+    const observation: RequestObservation = {
       kind: "request",
       method: exchange.method,
       route: exchange.route,
       status: response.status,
       durationMs: performance.now() - started,
       requestId: exchange.requestId,
-    });
+    };
+    if (exchange.traceId !== undefined) observation.traceId = exchange.traceId;
+    (observe as NonNullable<typeof observe>)(observation);
     return response;
   };
   // Without an observer, no clock is read and no promise is added.
-  const respond =
+  const answerObserved =
     observe === undefined
-      ? (request: PetStoreRequest): Awaitable<PetStoreResponse> => answer(new Exchange(request))
-      : (request: PetStoreRequest): Awaitable<PetStoreResponse> => {
+      ? answer
+      : (exchange: Exchange): Awaitable<PetStoreResponse> => {
           const started = performance.now();
-          const exchange = new Exchange(request);
           const response = answer(exchange);
           return isPromise(response)
             ? response.then((r) => report(exchange, started, r))
             : report(exchange, started, response);
         };
+
+  const tracing = options.tracing;
+  function respond(request: PetStoreRequest): Awaitable<PetStoreResponse> {
+    if (tracing?.on === true) return traced(tracing, request);
+    return answerObserved(new Exchange(request));
+  }
+
+  /** The answer within the request's span (with @opentelemetry/api installed; nothing more when no provider records). */
+  function traced(tracing: Tracing, request: PetStoreRequest): Awaitable<PetStoreResponse> {
+    const exchange = new Exchange(request);
+    let span: RequestSpan | undefined;
+    try {
+      span = tracing.startRequest(request);
+    } catch (error) {
+      handler.onError(error, request); // a tracer that throws costs the span, never the answer
+    }
+    if (span === undefined) return answerObserved(exchange);
+    const open = span;
+    const traceId = open.span.spanContext().traceId;
+    exchange.traceId = traceId;
+    const end = (response: PetStoreResponse) => {
+      response.traceId = traceId;
+      try {
+        tracing.endRequest(open, answered(handler, exchange), response);
+      } catch (error) {
+        handler.onError(error, request);
+      }
+      return response;
+    };
+    const response = tracing.within(open, () => answerObserved(exchange));
+    return isPromise(response) ? response.then(end) : end(response);
+  }
 
   function handle(request: PetStoreRequest): Promise<PetStoreResponse> {
     const response = respond(request);

@@ -15,7 +15,8 @@ export type HeaderValue = string | string[] | undefined;
 export type BodyReader = (limit: number) => Promise<Uint8Array | string>;
 
 /**
- * Every request header the core reads (lower-case). An adapter whose runtime makes listing all
+ * Every request header the core reads (lower-case; `traceparent` and `tracestate` when spans are
+ * recorded, through the W3C propagator: docs/tracing.md). An adapter whose runtime makes listing all
  * headers costly (Deno's `Headers` sorts and joins them on every iteration) may pass only these:
  * the answer is the same.
  */
@@ -27,6 +28,8 @@ export const REQUEST_HEADERS = Object.freeze([
   "content-type",
   "idempotency-key",
   "origin",
+  "traceparent",
+  "tracestate",
   "x-request-id",
 ] as const);
 
@@ -43,6 +46,8 @@ export interface PetStoreRequest {
   headers: Readonly<Record<string, HeaderValue>>;
   /** The body: bytes, text, or a reader called only once the request is allowed to send one. */
   body?: Uint8Array | string | BodyReader | null | undefined;
+  /** "http" or "https", as the client called (a trace's `url.scheme`); "http" when not given. */
+  scheme?: string | undefined;
 }
 
 /** What the core returns for every request. */
@@ -55,6 +60,8 @@ export interface PetStoreResponse {
   headers: Record<string, string>;
   /** The body text, or "" (always "" for HEAD). */
   body: string;
+  /** The trace id of the request's span, when one was recorded (for a log line; never sent). */
+  traceId?: string;
 }
 
 /** A header's value, or the first of a repeated header's values. */

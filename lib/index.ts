@@ -76,6 +76,7 @@ export type { SqliteStorageOptions } from "./storage/sqlite/index.ts";
 export { sqliteStorage } from "./storage/sqlite/index.ts";
 export type { Handle, PetStore, PetStoreOptions, Respond } from "./store.ts";
 export { createPetStore } from "./store.ts";
+export type { TracerProviderLike } from "./tracer-provider.ts";
 
 // The adapter kit's names, kept here until 2.0: their home is petstore-lib/adapter.
 /** The adapter kit's `AdapterStore`. @deprecated Import from "petstore-lib/adapter". */

@@ -9,3 +9,4 @@ export { jsonString } from "./json.ts";
 export { BASE_PATH_PATTERN } from "./patterns.ts";
 export { JSON_TYPE, Responder, responseHeaders } from "./response.ts";
 export { utf8Length } from "./text.ts";
+export { otelApi } from "./tracing.ts";

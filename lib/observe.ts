@@ -21,6 +21,8 @@ export interface RequestObservation {
   durationMs: number;
   /** The request id the response carries (`X-Request-Id`). */
   requestId: string;
+  /** The trace id of the request's span, when one was recorded (lib/tracing.ts); absent otherwise. */
+  traceId?: string;
 }
 
 /** The storage operations a store performs. */

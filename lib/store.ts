@@ -37,6 +37,9 @@ import type { PetStorage } from "./storage/port.ts";
 import { ReadClock } from "./storage/read-clock.ts";
 import { reportStorageTo } from "./storage/report-to.ts";
 import { writeCountOf } from "./storage/write-count.ts";
+import type { TracerProviderLike } from "./tracer-provider.ts";
+import { checkTracerProvider, Tracing, traceStorage } from "./tracing.ts";
+import { VERSION } from "./version.ts";
 
 export interface PetStoreOptions {
   /** Where pets live. Default: `memoryStorage()`. */
@@ -96,6 +99,12 @@ export interface PetStoreOptions {
    * counted answer carries `RateLimit-Policy` and `RateLimit`. See docs/SECURITY.md.
    */
   rateLimit?: RateLimitOptions;
+  /**
+   * Where spans go (contract 1.3, "Traces"): by default the tracer provider registered with
+   * `@opentelemetry/api`, when that optional peer is installed (else nothing is traced). See
+   * docs/tracing.md.
+   */
+  tracerProvider?: TracerProviderLike;
 }
 
 /** A store's answer to one request, without a promise when nothing had to wait. */
@@ -146,6 +155,7 @@ const OPTIONS = [
   "breaker",
   "cors",
   "rateLimit",
+  "tracerProvider",
 ];
 
 /** Throws a clear TypeError for an option that is unknown or not what it must be. */
@@ -271,13 +281,11 @@ export function createPetStore(options: PetStoreOptions): PetStore {
           timeoutMs,
           onCounterError: (error) => onError(new Error(COUNTER_FAILED, { cause: error })),
         });
-  const guard = guardStorage({
-    timeoutMs: mayHang ? timeoutMs : undefined,
-    backend: storage.kind,
-    observe,
-    breaker,
-    reads,
-  });
+  const tracing = new Tracing(storage.kind, checkTracerProvider(options.tracerProvider), VERSION);
+  const guard = traceStorage(
+    guardStorage({ timeoutMs: mayHang ? timeoutMs : undefined, backend: storage.kind, observe, breaker, reads }),
+    tracing,
+  );
   reportStorageTo(storage, (error) => onError(error));
   const ops = createOperations(storage, {
     guard,
@@ -295,6 +303,7 @@ export function createPetStore(options: PetStoreOptions): PetStore {
     sunset: options.sunsetAt ?? DEFAULT_SUNSET_AT,
     onError: (error) => onError(error),
     observe,
+    tracing,
     cors: cors === undefined ? undefined : createCors(cors, { rateLimited: rateLimit !== undefined }),
     writeCount: writeCountOf(storage),
     rateLimiter,
@@ -310,9 +319,9 @@ export function createPetStore(options: PetStoreOptions): PetStore {
     },
   });
   /** An in-process call: what it rejects with is the caller's to handle; an unexpected failure is reported too. */
-  const inProcess = async <T>(call: () => Awaitable<T>): Promise<T> => {
+  const inProcess = async <T>(operation: string, call: () => Awaitable<T>): Promise<T> => {
     try {
-      return await call();
+      return await (tracing.on ? tracing.inProcess(operation, async () => call()) : call());
     } catch (error) {
       if (isPetStoreError(error, "internal_error")) onError(error);
       throw error;
@@ -332,16 +341,16 @@ export function createPetStore(options: PetStoreOptions): PetStore {
   };
 
   return {
-    listPets: (query) => inProcess(() => ops.listPets(checkListQuery(query))),
+    listPets: (query) => inProcess("listPets", () => ops.listPets(checkListQuery(query))),
     createPet: ((input: unknown, options?: CreateContext & Partial<IdempotentCreateOptions>) =>
-      inProcess(() => {
+      inProcess("createPet", () => {
         const caller = rules === undefined ? undefined : inProcessCaller(options);
         if (options === undefined || options === null || !("idempotencyKey" in options)) {
           return ops.createPet(input, caller);
         }
         return ops.createPetOnce(input, checkIdempotentOptions(options as IdempotentCreateOptions), caller);
       })) as Operations["createPet"],
-    getPet: (id) => inProcess(() => ops.getPet(id)),
+    getPet: (id) => inProcess("getPet", () => ops.getPet(id)),
     handle,
     respond,
     basePath,

@@ -15,6 +15,8 @@ import type { Logger } from "./logger.ts";
 import { createLogger, flushLogs } from "./logger.ts";
 import { createMetrics, loadPromClient, type MetricsServer, serveMetrics } from "./metrics.ts";
 import { startServer, storageKind } from "./start.ts";
+import type { RunningTracing, TracingConfig } from "./tracing.ts";
+import { checkTracingPackages, startTracing, tracingConfig } from "./tracing.ts";
 import { runTransfer, TRANSFER_COMMANDS, type TransferCommand } from "./transfer/cli.ts";
 
 /** The package's version, from its own package.json (the package imports itself by name). */
@@ -57,16 +59,20 @@ interface Started {
   url: string;
   workers: number;
   metricsUrl: string | undefined;
+  /** What the OTEL_* variables asked for, when traces are exported. */
+  traces: TracingConfig | undefined;
   close(signal?: NodeJS.Signals): Promise<void>;
 }
 
 /**
  * Starts what `main` runs: one server, or (PETSTORE_WORKERS > 1) the workers of a cluster, and the
- * metrics server when PETSTORE_METRICS_PORT is set. In a worker: one server, its metrics answered
- * to the primary's aggregator instead of served. `onWorkerSignal`: a signal a worker passed on.
+ * metrics server when PETSTORE_METRICS_PORT is set, and the export of traces when an OTLP endpoint is
+ * (in each process that serves). In a worker: one server, its metrics answered to the primary's
+ * aggregator instead of served. `onWorkerSignal`: a signal a worker passed on.
  */
 async function startAll(
   loaded: LoadedConfig,
+  env: NodeJS.ProcessEnv,
   logger: Logger,
   onWorkerSignal: NonNullable<ClusterOptions["onSignal"]>,
 ): Promise<Started> {
@@ -74,17 +80,22 @@ async function startAll(
   const worker = inWorker.active;
   const workers = worker ? 1 : (config.workers ?? 1);
   const prom = config.metricsPort === undefined ? undefined : await loadPromClient();
+  const tracing = tracingConfig(env);
+  let traces: RunningTracing | undefined;
   let url: string;
   let stopServing: (signal?: NodeJS.Signals) => Promise<void>;
   let render: (() => Promise<string>) | undefined;
   let contentType = "";
   if (workers > 1) {
     // The workers read the same environment and flags; a key generated here is handed to them.
-    const env: Record<string, string> = loaded.generatedKey ? { PETSTORE_API_KEYS: config.apiKeys.join(",") } : {};
+    const workerEnv: Record<string, string> = loaded.generatedKey
+      ? { PETSTORE_API_KEYS: config.apiKeys.join(",") }
+      : {};
+    if (tracing !== undefined) await checkTracingPackages(tracing); // each worker exports its own spans
     const running = await startCluster({
       count: workers,
       logger,
-      env,
+      env: workerEnv,
       stopTimeoutMs: 15_000,
       onSignal: onWorkerSignal,
     });
@@ -106,7 +117,13 @@ async function startAll(
         contentType = metrics.registry.contentType;
       }
     }
-    const server = await startServer(config, { logger, ...(metrics ? { observe: metrics.observe } : {}) });
+    traces = tracing === undefined ? undefined : await startTracing(tracing);
+    const server = await startServer(config, { logger, ...(metrics ? { observe: metrics.observe } : {}) }).catch(
+      async (error: unknown) => {
+        await traces?.shutdown();
+        throw error;
+      },
+    );
     url = server.url;
     stopServing = server.close;
   }
@@ -116,6 +133,7 @@ async function startAll(
       metricsServer = await serveMetrics(config.host, config.metricsPort, render, contentType);
     } catch (error) {
       await stopServing();
+      await traces?.shutdown();
       throw error;
     }
   }
@@ -123,9 +141,11 @@ async function startAll(
     url,
     workers,
     metricsUrl: metricsServer?.url,
+    traces: tracing,
     close(signal?: NodeJS.Signals): Promise<void> {
       const stopping = stopServing(signal); // called at once: the port stops accepting before anything else
-      return stopping.then(() => metricsServer?.close());
+      // The spans of the last requests are exported once the server stopped answering.
+      return stopping.then(() => metricsServer?.close()).then(() => traces?.shutdown());
     },
   };
 }
@@ -232,7 +252,7 @@ export async function main(argv: readonly string[] = process.argv.slice(2), env 
 
   let started: Started;
   try {
-    started = await startAll(loaded, logger, request);
+    started = await startAll(loaded, env, logger, request);
   } catch (error) {
     if (worker) await dieInWorker(error);
     die(error);
@@ -253,8 +273,10 @@ export async function main(argv: readonly string[] = process.argv.slice(2), env 
   const metrics = started.metricsUrl === undefined ? "" : `; metrics: ${started.metricsUrl}`;
   const rate = config.rateLimit;
   const limits = rate === undefined ? "" : `; rate limit: ${rate.limit} per key every ${rate.windowSeconds} s`;
+  const traces =
+    started.traces === undefined ? "" : `; traces: OTLP ${started.traces.protocol} to ${started.traces.endpoint}`;
   process.stdout.write(
-    `Pet Store API listening on ${started.url} (storage: ${storageKind(config.storage)}${workers}${metrics}${limits}; GET /healthz, /readyz)\n` +
+    `Pet Store API listening on ${started.url} (storage: ${storageKind(config.storage)}${workers}${metrics}${limits}${traces}; GET /healthz, /readyz)\n` +
       `${tryIt(started.url, loaded.generatedKey ? config.apiKeys[0] : undefined)}\n`,
   );
   // The docs page's optional package: say at once why /docs would answer 503.

@@ -35,7 +35,7 @@ export function createLogger(level: LogLevel, destination?: pino.DestinationStre
  * Writes one request line. `method` is as Node's parser gives it (a token) and `reqId` as
  * `requestIdOf` gives it: neither can hold a character JSON must escape, so they are written as
  * they are; `path` is escaped when it needs it. `ms` is rounded to hundredths; `aborted` when the
- * client went away before the answer.
+ * client went away before the answer; `traceId` when the request's span was recorded.
  */
 export type RequestLogger = (
   method: string,
@@ -44,6 +44,7 @@ export type RequestLogger = (
   ms: number,
   reqId: string,
   aborted: boolean,
+  traceId?: string,
 ) => void;
 
 /**
@@ -67,11 +68,12 @@ export function requestLogger(logger: Logger): RequestLogger {
   });
   // Our own writer takes the line's bytes directly (./request-line.ts); any other stream a string.
   const writer = stream instanceof LineWriter ? stream : undefined;
-  return (method, path, status, ms, reqId, aborted) => {
+  return (method, path, status, ms, reqId, aborted, traceId) => {
     if (!enabled) return;
     if (stream === undefined) {
+      const traced = traceId === undefined ? {} : { trace_id: traceId };
       logger.info(
-        { method, path, status, ms: Number(hundredths(ms)), reqId, ...(aborted ? { aborted } : {}) },
+        { method, path, status, ms: Number(hundredths(ms)), reqId, ...traced, ...(aborted ? { aborted } : {}) },
         "request",
       );
       return;
@@ -82,13 +84,13 @@ export function requestLogger(logger: Logger): RequestLogger {
       start = `{"level":30,"time":${time}${afterTime}`;
       if (writer !== undefined) prefix = Buffer.from(start, "latin1");
     }
-    if (writer !== undefined) {
+    if (writer !== undefined && traceId === undefined) {
       const at = writer.reserve(prefix.length + method.length + path.length + reqId.length + LINE_EXTRA_BYTES);
       if (at < 0) return; // dropped: the reader is gone
       const end = writeRequestLine(writer.bytes, at, prefix, method, path, status, ms, reqId, aborted);
       if (end >= 0) return writer.commit(end);
     }
-    stream.write(requestLineText(start, method, path, status, ms, reqId, aborted));
+    stream.write(requestLineText(start, method, path, status, ms, reqId, aborted, traceId));
   };
 }
 

@@ -15,6 +15,8 @@ const PATH = '","path":';
 const STATUS = ',"status":';
 const MS = ',"ms":';
 const REQ_ID = ',"reqId":"';
+/** After `"reqId":"…`, when the request's span was recorded (a trace id is 32 hex digits: nothing to escape). */
+const TRACE_ID = '","trace_id":"';
 /** The line's end after `"reqId":"…`. */
 const END = '","msg":"request"}\n';
 const ABORTED_END = '","aborted":true,"msg":"request"}\n';
@@ -35,7 +37,8 @@ export function hundredths(ms: number): string {
 
 /**
  * The line as a string. `start` ends with `"method":"`; `method` and `reqId` cannot hold a
- * character JSON must escape (a token; `requestIdOf`'s id), `path` is escaped when it needs it.
+ * character JSON must escape (a token; `requestIdOf`'s id), `path` is escaped when it needs it;
+ * `trace_id` follows `reqId` when a span was recorded.
  */
 export function requestLineText(
   start: string,
@@ -45,9 +48,11 @@ export function requestLineText(
   ms: number,
   reqId: string,
   aborted: boolean,
+  traceId?: string,
 ): string {
   return (
     `${start}${method}${PATH}${jsonString(path)}${STATUS}${status}${MS}${hundredths(ms)}${REQ_ID}${reqId}` +
+    (traceId === undefined ? "" : `${TRACE_ID}${traceId}`) +
     (aborted ? ABORTED_END : END)
   );
 }

@@ -3,11 +3,19 @@
  * `http` server, with request logs, the server's own routes (health, readiness, docs), time-outs
  * for slow clients, and `close()`: stop accepting, let requests in flight finish, close storage.
  */
-import type { IncomingMessage, ServerResponse } from "node:http";
+import type { IncomingMessage } from "node:http";
 import { createServer } from "node:http";
+import type { OnResponse } from "../adapters/node-http.ts";
 import { answerClientError, createNodeHandler } from "../adapters/node-http.ts";
 import { isUnderBasePath } from "../lib/adapter.ts";
-import type { Observer, PetStore, PetStoreRules, RateLimitObservation, RateLimitOptions } from "../lib/index.ts";
+import type {
+  Observer,
+  PetStore,
+  PetStoreRules,
+  RateLimitObservation,
+  RateLimitOptions,
+  TracerProviderLike,
+} from "../lib/index.ts";
 import { createPetStore, openStorage } from "../lib/index.ts";
 import type { ServerConfig } from "./config.ts";
 import { ConfigError, completeConfig } from "./config.ts";
@@ -33,6 +41,8 @@ export interface StartOptions {
   rules?: PetStoreRules;
   /** Passed to `createPetStore({ observe })`: the figures of every request and storage call (metrics). */
   observe?: Observer;
+  /** Passed to `createPetStore({ tracerProvider })`: where spans go (default: the registered provider). */
+  tracerProvider?: TracerProviderLike;
 }
 
 /** The request's path, without the query string. */
@@ -81,6 +91,7 @@ async function openStore(config: ServerConfig, options: StartOptions, logger: Lo
       ...(options.rules === undefined ? {} : { rules: options.rules }),
       ...rateLimits(config, logger),
       ...(options.observe === undefined ? {} : { observe: options.observe }),
+      ...(options.tracerProvider === undefined ? {} : { tracerProvider: options.tracerProvider }),
     });
   } catch (error) {
     await storage.close();
@@ -109,18 +120,15 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
   let inFlight = 0;
 
   /** Logs one answered (or abandoned) request; while stopping, asks for its connection to close. */
-  function responded(
-    req: IncomingMessage,
-    res: ServerResponse,
-    response: { status: number; requestId: string; aborted: boolean; ms: number },
-  ) {
+  const responded: OnResponse = (req, res, response) => {
     inFlight--;
     if (draining) {
       res.shouldKeepAlive = false;
       setImmediate(() => server.closeIdleConnections());
     }
-    log(req.method ?? "", pathOf(req), response.status, response.ms, response.requestId, response.aborted);
-  }
+    const { status, ms, requestId, aborted, traceId } = response;
+    log(req.method ?? "", pathOf(req), status, ms, requestId, aborted, traceId);
+  };
 
   const api = createNodeHandler(store, { onResponse: responded });
   // Under a base path none of the server's routes can lie in, the API is asked first.

@@ -11,8 +11,10 @@ import type {
   PetStoreRequest,
   PetStoreResponse,
   PetStoreRules,
+  TracerProviderLike,
 } from "../lib/index.ts";
 import { createPetStore, memoryStorage, openStorage } from "../lib/index.ts";
+import { ensureContextManager } from "./context.ts";
 import type { FailOptions, TestOperation } from "./faults.ts";
 import { Faults, faultyStorage, InjectedFault, lostConnection } from "./faults.ts";
 import type { RequestRecord } from "./journal.ts";
@@ -47,6 +49,12 @@ export interface TestKitOptions {
    * `reset()` starts every caller's count again.
    */
   rateLimit?: { limit: number; windowSeconds: number };
+  /**
+   * Where the store's spans go (`createPetStore({ tracerProvider })`), to assert on them in your
+   * tests, e.g. a provider with an `InMemorySpanExporter`. Registers a context manager for the
+   * process when none is (docs/tracing.md).
+   */
+  tracerProvider?: TracerProviderLike;
 }
 
 /** What both `startTestServer` and `createTestStore` give. */
@@ -78,7 +86,18 @@ export interface TestKit {
   close(): Promise<void>;
 }
 
-const KIT_OPTIONS = ["pets", "storage", "basePath", "delayMs", "key", "rules", "requestIds", "onError", "rateLimit"];
+const KIT_OPTIONS = [
+  "pets",
+  "storage",
+  "basePath",
+  "delayMs",
+  "key",
+  "rules",
+  "requestIds",
+  "onError",
+  "rateLimit",
+  "tracerProvider",
+];
 
 function checkMs(name: string, ms: unknown): number {
   if (typeof ms !== "number" || !Number.isSafeInteger(ms) || ms < 0) {
@@ -179,8 +198,10 @@ export async function openKit(options: TestKitOptions): Promise<OpenKit> {
       ...(options.basePath === undefined ? {} : { basePath: options.basePath }),
       ...(options.rules === undefined ? {} : { rules: options.rules }),
       ...(options.rateLimit === undefined ? {} : { rateLimit: options.rateLimit }),
+      ...(options.tracerProvider === undefined ? {} : { tracerProvider: options.tracerProvider }),
       onError,
     });
+  if (options.tracerProvider !== undefined) ensureContextManager();
   let store: PetStore;
   try {
     store = makeStore();

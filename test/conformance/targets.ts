@@ -17,7 +17,7 @@ import { petStorePlugin as fastifyPlugin, petStoreFrameworkErrors } from "../../
 import { createFetchHandler } from "../../adapters/fetch.ts";
 import { petStorePlugin } from "../../adapters/hapi.ts";
 import { createNodeHandler } from "../../adapters/node-http.ts";
-import type { PetStore, PetStoreRules, RateLimitOptions } from "../../lib/index.ts";
+import type { PetStore, PetStoreRules, RateLimitOptions, TracerProviderLike } from "../../lib/index.ts";
 import { createPetStore } from "../../lib/index.ts";
 import { startServer } from "../../server/index.ts";
 import { createLogger } from "../../server/logger.ts";
@@ -56,6 +56,8 @@ export interface Session {
 export interface StoreSetup {
   rules?: PetStoreRules;
   rateLimit?: RateLimitOptions;
+  /** Where the store's spans go (test/tracing). */
+  tracerProvider?: TracerProviderLike;
 }
 
 export interface Target {

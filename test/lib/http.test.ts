@@ -5,6 +5,7 @@ import * as assert from "uvu/assert";
 import type { BodyReader, PetStorage } from "../../lib/index.ts";
 import { createPetStore, ERRORS, PetStoreError, REQUEST_HEADERS } from "../../lib/index.ts";
 import { AUTH, call, errorOf, json, KEY, makeStore } from "../support/helpers.ts";
+import { recordSpans, registerContext } from "../support/tracing.ts";
 
 const CHALLENGE = 'Bearer realm="petstore"';
 const INVALID = 'Bearer realm="petstore", error="invalid_token"';
@@ -688,8 +689,11 @@ test("close(): closes the storage once, however often it is called", async () =>
   assert.is(closed, 1);
 });
 
-test("REQUEST_HEADERS lists every header the core reads, on every route and refusal, CORS included", async () => {
-  const store = createPetStore({ auth: [KEY], cors: { origins: ["https://shop.example"] } });
+test("REQUEST_HEADERS lists every header the core reads, on every route and refusal, CORS and traces included", async () => {
+  // Spans recorded, under the W3C propagator: the trace context headers are read too.
+  const unregister = registerContext();
+  const { provider } = recordSpans();
+  const store = createPetStore({ auth: [KEY], cors: { origins: ["https://shop.example"] }, tracerProvider: provider });
   const read = new Set<string>();
   // Headers that record each name the core looks up (a header absent here reads as undefined).
   const watched = (headers: Record<string, string>) =>
@@ -702,6 +706,11 @@ test("REQUEST_HEADERS lists every header the core reads, on every route and refu
   const body = JSON.stringify({ name: "Rex", categoryId: 1 });
   const requests: [string, string, Record<string, string>, string?][] = [
     ["GET", "/v1/pets", { authorization: AUTH, "x-request-id": "abc" }],
+    [
+      "GET",
+      "/v1/pets",
+      { authorization: AUTH, traceparent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01" },
+    ],
     ["GET", "/v1/pets?status=sold&limit=2", { authorization: AUTH }],
     ["HEAD", "/v1/pets/1", { authorization: AUTH }],
     ["GET", "/v1/pets/999", { authorization: AUTH }],
@@ -731,6 +740,7 @@ test("REQUEST_HEADERS lists every header the core reads, on every route and refu
     const res = await store.handle({ method, path, query, headers: watched(headers), body: text });
     assert.type(res.status, "number");
   }
+  unregister();
   for (const name of REQUEST_HEADERS) assert.ok(read.has(name), `${name} is read`);
   const unlisted = [...read].filter((name) => !(REQUEST_HEADERS as readonly string[]).includes(name));
   assert.equal(unlisted, [], `read but not in REQUEST_HEADERS: ${unlisted.join(", ")}`);
