@@ -114,6 +114,8 @@ const LABELS: Record<string, string> = {
   B4: "create, Redis/Postgres/SQLite",
   B5: "page, SQLite, vs one range read",
   O2: "page, CORS Origin vs none",
+  O3: "page, OpenTelemetry API vs none",
+  O4: "page, every request traced vs not",
   R1: "page, Redis, rate limit on vs off",
   R2: "page, Postgres, rate limit on vs off",
   C1: "page, Redis Cluster vs one Redis",

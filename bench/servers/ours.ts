@@ -3,7 +3,9 @@
  * startServer, memory storage or the storage spec BENCH_STORAGE, request logs on (BENCH_LOG_LEVEL, default info), as `npm start`
  * runs it; stdout is discarded by the parent), "standalone-metrics" (the same with the metrics of
  * PETSTORE_METRICS_PORT fed), "standalone-cors" (the same allowing BENCH_CORS_ORIGIN's pages), "standalone-limited"
- * (the same with rate limits on: R1, R2), "hapi" (the hapi plugin on a hapi server) or "fastify" (the
+ * (the same with rate limits on: R1, R2), "standalone-no-otel" (the same where `@opentelemetry/api` cannot be
+ * found: O3's baseline), "standalone-traced" (the same with a tracer provider sampling every request: O4),
+ * "hapi" (the hapi plugin on a hapi server) or "fastify" (the
  * Fastify plugin on a Fastify server). The store gets BENCH_PETS pets, then
  * the child tells its parent the port and serves until told to stop.
  */
@@ -42,11 +44,53 @@ async function fillStore(store: PetStore): Promise<void> {
   }
 }
 
+/**
+ * O3's baseline: `@opentelemetry/api` not to be found, as in an application that did not install it
+ * (the store looks for it with require when it is made). Node 22.15+ (`registerHooks`).
+ */
+async function hideOtelApi(): Promise<void> {
+  const { registerHooks } = (await import("node:module")) as unknown as {
+    registerHooks(hooks: {
+      resolve(specifier: string, context: unknown, next: (s: string, c: unknown) => unknown): unknown;
+    }): void;
+  };
+  registerHooks({
+    resolve(specifier, context, next) {
+      if (specifier === "@opentelemetry/api") {
+        throw Object.assign(new Error(`Cannot find module '${specifier}'`), { code: "MODULE_NOT_FOUND" });
+      }
+      return next(specifier, context);
+    },
+  });
+}
+
+/** O4: a provider sampling every request, spans batched and handed to an exporter that drops them, registered as an SDK does. */
+async function registerTracing(): Promise<void> {
+  const api = await import("@opentelemetry/api");
+  const { TracerProvider, BatchSpanProcessor, AlwaysOnSampler } = await import("@opentelemetry/sdk-trace");
+  const { AsyncLocalStorageContextManager } = await import("@opentelemetry/context-async-hooks");
+  const { W3CTraceContextPropagator } = await import("@opentelemetry/core");
+  const exporter = {
+    export: (_spans: unknown, done: (result: { code: 0 }) => void) => done({ code: 0 }),
+    shutdown: async () => {},
+  };
+  api.context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+  api.propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+  api.trace.setGlobalTracerProvider(
+    new TracerProvider({ sampler: new AlwaysOnSampler(), spanProcessors: [new BatchSpanProcessor({ exporter })] }),
+  );
+}
+
+if (mode === "standalone-no-otel") await hideOtelApi();
+if (mode === "standalone-traced") await registerTracing();
+
 if (
   mode === "standalone" ||
   mode === "standalone-metrics" ||
   mode === "standalone-cors" ||
-  mode === "standalone-limited"
+  mode === "standalone-limited" ||
+  mode === "standalone-no-otel" ||
+  mode === "standalone-traced"
 ) {
   // With metrics, as PETSTORE_METRICS_PORT sets them up: the store's observer feeds prom-client.
   const metrics = mode === "standalone-metrics" ? createMetrics(await loadPromClient()) : undefined;
