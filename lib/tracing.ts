@@ -87,23 +87,42 @@ export interface AnsweredRequest {
 /** One store's tracer: `on` when `@opentelemetry/api` is installed. */
 export class Tracing {
   private readonly api: OtelApi | undefined;
-  private readonly tracer: Otel.Tracer | undefined;
+  /** The tracer, once there is one: the provider's handed in, or the registered provider's. */
+  private tracer: Otel.Tracer | undefined;
+  /** The API's global provider, asked for a tracer until an application registers one. */
+  private readonly global: Otel.ProxyTracerProvider | undefined;
+  private readonly version: string;
   private readonly dbSystem: string;
 
   constructor(backend: string, provider: TracerProviderLike | undefined, version: string) {
     this.dbSystem = DB_SYSTEMS[backend] ?? backend;
+    this.version = version;
     const api = otelApi();
     this.api = api;
     // A provider handed in without the API to be found (it is what makes contexts and reads headers): no spans.
-    this.tracer =
-      api === undefined
-        ? undefined
-        : ((provider ?? api.trace.getTracerProvider()).getTracer(TRACER_NAME, version) as Otel.Tracer);
+    if (api === undefined) return;
+    if (provider !== undefined) this.tracer = provider.getTracer(TRACER_NAME, version) as Otel.Tracer;
+    else this.global = api.trace.getTracerProvider() as Otel.ProxyTracerProvider;
   }
 
   /** Whether spans can be made (the API is installed): false skips every step below. */
   get on(): boolean {
-    return this.tracer !== undefined;
+    return this.api !== undefined;
+  }
+
+  /**
+   * The tracer, or undefined while no provider is registered: then a request costs one call, not a
+   * no-op span and its contexts (bench O3). The global provider's delegate, as the API's own proxy
+   * tracer takes it, kept once found.
+   */
+  private tracerNow(): Otel.Tracer | undefined {
+    if (this.tracer === undefined && this.global !== undefined) {
+      this.tracer =
+        typeof this.global.getDelegateTracer === "function"
+          ? this.global.getDelegateTracer(TRACER_NAME, this.version)
+          : this.global.getTracer(TRACER_NAME, this.version);
+    }
+    return this.tracer;
   }
 
   /**
@@ -112,12 +131,14 @@ export class Tracing {
    * (no provider): then nothing else is done for the request.
    */
   startRequest(request: PetStoreRequest): RequestSpan | undefined {
+    const tracer = this.tracerNow();
+    if (tracer === undefined) return undefined;
     const api = this.api as OtelApi;
     const active = api.context.active();
     const host = api.trace.getSpan(active);
     const hosted = host !== undefined && api.isSpanContextValid(host.spanContext());
     const parent = hosted ? active : api.propagation.extract(active, request.headers, HEADERS);
-    const span = (this.tracer as Otel.Tracer).startSpan(request.method, { kind: hosted ? INTERNAL : SERVER }, parent);
+    const span = tracer.startSpan(request.method, { kind: hosted ? INTERNAL : SERVER }, parent);
     if (!api.isSpanContextValid(span.spanContext())) return undefined;
     return { span, context: api.trace.setSpan(parent, span), hosted };
   }
@@ -148,9 +169,11 @@ export class Tracing {
 
   /** An in-process operation (`store.createPet(…)`): an INTERNAL span `petstore {operation}` around it. */
   async inProcess<T>(operation: string, call: () => Promise<T>): Promise<T> {
+    const tracer = this.tracerNow();
+    if (tracer === undefined) return call();
     const api = this.api as OtelApi;
     const active = api.context.active();
-    const span = (this.tracer as Otel.Tracer).startSpan(`petstore ${operation}`, { kind: INTERNAL }, active);
+    const span = tracer.startSpan(`petstore ${operation}`, { kind: INTERNAL }, active);
     if (!api.isSpanContextValid(span.spanContext())) return call();
     try {
       return await api.context.with(api.trace.setSpan(active, span), call);
@@ -168,9 +191,11 @@ export class Tracing {
    * operation's) span, the parent of the driver's own spans (a Redis or pg instrumentation's).
    */
   storageCall<T>(operation: string, call: () => T | Promise<T>): T | Promise<T> {
+    const tracer = this.tracerNow();
+    if (tracer === undefined) return call();
     const api = this.api as OtelApi;
     const active = api.context.active();
-    const span = (this.tracer as Otel.Tracer).startSpan(
+    const span = tracer.startSpan(
       `petstore.storage ${operation}`,
       {
         kind: this.dbSystem === "memory" ? INTERNAL : CLIENT,
