@@ -1,7 +1,7 @@
 /**
  * Traces (contract 1.3, "Traces (OpenTelemetry)"): spans through `@opentelemetry/api`, an optional
- * peer looked for once, when the first store is made. Without it nothing is loaded and nothing is
- * traced; with it and no tracer provider, each request makes one no-op span and stops there. The
+ * peer looked for as each store is made. Without it nothing is loaded and nothing is
+ * traced; with it and no tracer provider, a request asks for a tracer once and stops there. The
  * core never configures an SDK: spans go to the provider the application registered, or to
  * `createPetStore({ tracerProvider })`. No span carries a key, a token, a name, a body or a query.
  */
@@ -24,26 +24,21 @@ const SERVER = 1;
 const CLIENT = 2;
 const ERROR = 2;
 
-/** The API once looked for (null: not installed), as the module system keeps a module: one look per process. */
-let found: OtelApi | null | undefined;
-
 /**
  * `@opentelemetry/api` where it is installed, required synchronously through Node's `createRequire`
  * (Node, Bun, Deno), so that no request waits for it and no bundle meets an import of it; undefined
- * elsewhere (a browser, a Worker) or when it is not installed. Its state (provider, context manager,
- * propagator) is global by its own design, shared with the application's copy of it.
+ * elsewhere (a browser, a Worker) or when it is not installed. Looked for once per store, when it is
+ * made (Node's module cache keeps a found one): no state of ours in the module. Its own state
+ * (provider, context manager, propagator) is global by its design, shared with the application's copy.
  */
 export function otelApi(): OtelApi | undefined {
-  if (found === undefined) {
-    try {
-      const module = nodeBuiltin<{ createRequire(from: string): (id: string) => unknown }>("node:module");
-      const api = module?.createRequire(import.meta.url)(API_PACKAGE) as OtelApi | undefined;
-      found = typeof api?.trace?.getTracer === "function" ? api : null;
-    } catch {
-      found = null;
-    }
+  try {
+    const module = nodeBuiltin<{ createRequire(from: string): (id: string) => unknown }>("node:module");
+    const api = module?.createRequire(import.meta.url)(API_PACKAGE) as OtelApi | undefined;
+    return typeof api?.trace?.getTracer === "function" ? api : undefined;
+  } catch {
+    return undefined;
   }
-  return found ?? undefined;
 }
 
 /** Reads a header of any case (adapters give lower case; a `PetStoreRequest` may carry any). */
