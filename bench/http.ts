@@ -18,7 +18,8 @@
  */
 import type { ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import autocannon from "autocannon";
 import { type BenchStorage, type Location, openBench } from "./backends.ts";
 import { type Callgrind, callgrindMissing, countInstructions, prepareCallgrind } from "./callgrind.ts";
@@ -57,6 +58,7 @@ interface Scenario {
     | "same"
     | "engine-list"
     | "engine-list-least"
+    | "engine-page"
     | "engine-create";
   /** F1, F3: both servers run under this runtime instead of Node. */
   runtime?: Runtime;
@@ -194,6 +196,17 @@ SCENARIOS.B5 = {
   baseline: "engine-list-least",
 };
 
+// Each engine's page against a bare server making the very reads the store makes for it and
+// writing the same bytes (servers/engine.ts, "page"): what is left is the store's own work.
+const SAME_READS = (engine: Engine): Scenario => ({
+  ...PAGE_ON(engine, 0.9),
+  label: `GET /v1/pets?limit=20, standalone server, ${ENGINE_NAMES[engine]}, 1,000 pets, against the same reads on a bare node:http server`,
+  baseline: "engine-page",
+});
+SCENARIOS.P1 = SAME_READS("sqlite");
+SCENARIOS.P2 = SAME_READS("redis");
+SCENARIOS.P3 = SAME_READS("postgres");
+
 // Rate limits on (one key, a limit it never reaches in a run) against the same server without them,
 // on the engines whose count is shared (issue 47): the leases' round trips and the headers' cost.
 const LIMITED_ON = (engine: Engine): Scenario => ({
@@ -225,7 +238,7 @@ function pick(): Scenario {
   const found = SCENARIOS[id];
   if (found === undefined) {
     throw new Error(
-      `bench/http.ts: unknown scenario ${JSON.stringify(id)} (H1, H2, H3, F1, F2, F3, O1, O2, B1, B2, B3, B5, R1, R2 or B4 <engine>)`,
+      `bench/http.ts: unknown scenario ${JSON.stringify(id)} (H1, H2, H3, F1, F2, F3, O1, O2, O3, O4, B1, B2, B3, B5, P1, P2, P3, R1, R2 or B4 <engine>)`,
     );
   }
   return found;
@@ -456,9 +469,13 @@ async function main() {
     ];
     // BENCH_OURS=node-http swaps the server under test, to locate a cost (see servers/ours.ts).
     const oursMode = process.env.BENCH_OURS ?? s.ours;
+    // BENCH_OURS_ROOT: our server from another checkout (a worktree of another commit: run.ts --against).
+    const oursFile = process.env.BENCH_OURS_ROOT
+      ? pathToFileURL(join(process.env.BENCH_OURS_ROOT, "bench/servers/ours.ts")).href
+      : "./servers/ours.ts";
     const ours =
       s.runtime === undefined
-        ? await nodeServer("./servers/ours.ts", [oursMode], { env, nodeFlags: profile("ours") })
+        ? await nodeServer(oursFile, [oursMode], { env, nodeFlags: profile("ours") })
         : await runtimeServer(s.runtime, "ours", env);
     children.push(ours);
     const oursPort = ours.port;

@@ -7,7 +7,9 @@
  * (the HTTP rows only, in instructions a request counted by callgrind: bench/callgrind.ts), with
  * --functions also by function on stderr (bench/functions.ts); --strict (exit 1
  * when a target is missed, too); --out <file>; --readme (puts the table in README.md's Performance
- * section, between its bench:results markers); scenario ids to run only some (`-- H1 S2`).
+ * section, between its bench:results markers); scenario ids to run only some (`-- H1 S2`);
+ * --against <commit> [--pairs N] (the HTTP rows named, by default H1 H3 P1 P2 P3, alternated with
+ * that commit's server in pairs: bench/against.ts).
  * Exit code 1 when a program crashed or hung (or, with CI=true, a service was missing); 2 for flags
  * that do not go together.
  */
@@ -15,6 +17,7 @@ import { execSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { availableParallelism, cpus, totalmem } from "node:os";
 import { fileURLToPath } from "node:url";
+import { AGAINST_ROWS, againstTable, compareAgainst, prepareWorktree, removeWorktree } from "./against.ts";
 import { BACKENDS } from "./backends.ts";
 import { type StartOptions, start, stop, waitFor } from "./child.ts";
 import { writeReadme } from "./readme.ts";
@@ -40,7 +43,13 @@ const README = args.includes("--readme");
 const INSTRUCTIONS = args.includes("--instructions");
 const FUNCTIONS = INSTRUCTIONS && args.includes("--functions");
 const outIndex = args.indexOf("--out");
-const only = args.filter((a, i) => /^[A-Z][0-9]$/.test(a) && args[i - 1] !== "--out");
+const againstIndex = args.indexOf("--against");
+const AGAINST = againstIndex === -1 ? undefined : args[againstIndex + 1];
+const pairsIndex = args.indexOf("--pairs");
+const PAIRS = pairsIndex === -1 ? 5 : Number(args[pairsIndex + 1]);
+const only = args.filter(
+  (a, i) => /^[A-Z][0-9]$/.test(a) && !["--out", "--against", "--pairs"].includes(args[i - 1] ?? ""),
+);
 // Only a full run of everything replaces bench/results.json (unless --out says where).
 const OUT =
   outIndex === -1 ? (QUICK || INSTRUCTIONS || only.length > 0 ? undefined : "results.json") : args[outIndex + 1];
@@ -54,8 +63,14 @@ const httpArgs = [
 ];
 const httpTimeout = (ms: number) => (INSTRUCTIONS ? 900_000 : ms);
 // Checked before anything runs: a table of some scenarios, or of quick ones, must not replace the README's.
-if (README && (QUICK || INSTRUCTIONS || only.length > 0)) {
-  console.error("bench: --readme takes a full run of every scenario (no --quick, no --instructions, no scenario ids)");
+if (README && (QUICK || INSTRUCTIONS || only.length > 0 || AGAINST !== undefined)) {
+  console.error(
+    "bench: --readme takes a full run of every scenario (no --quick, no --instructions, no --against, no scenario ids)",
+  );
+  process.exit(2);
+}
+if (AGAINST !== undefined && (AGAINST.startsWith("--") || INSTRUCTIONS || !Number.isSafeInteger(PAIRS) || PAIRS < 1)) {
+  console.error("bench: --against takes a commit (and --pairs a count from 1), without --instructions");
   process.exit(2);
 }
 
@@ -75,7 +90,7 @@ function jobs(): Job[] {
     });
   }
   // The shared engines against bare servers on them (issue 21): a page, then creates.
-  const pages = { B1: 0.85, B2: 0.8, B3: 0.8, B5: 0.85, R1: 0.9, R2: 0.9 };
+  const pages = { B1: 0.85, B2: 0.8, B3: 0.8, B5: 0.85, P1: 0.9, P2: 0.9, P3: 0.9, R1: 0.9, R2: 0.9 };
   for (const [id, ratio] of Object.entries(pages)) {
     list.push({
       id,
@@ -228,9 +243,13 @@ function jobs(): Job[] {
   return counted.filter((job) => wanted.length === 0 || wanted.includes(job.id));
 }
 
-/** Runs one program; a crash or a hang becomes one "error" row. */
-async function runJob(job: Job): Promise<Row[]> {
-  const child = start(job.program, job.args, { ...job.options, showStdout: true });
+/** Runs one program (with `env` added); a crash or a hang becomes one "error" row. */
+async function runJob(job: Job, env: Record<string, string> = {}): Promise<Row[]> {
+  const child = start(job.program, job.args, {
+    ...job.options,
+    env: { ...job.options?.env, ...env },
+    showStdout: true,
+  });
   try {
     return (await waitFor(child, "result", job.timeoutMs)).rows;
   } catch (error) {
@@ -263,6 +282,34 @@ function machine() {
 
 // The servers under test run from compiled dist/, as `npm start` does: build it first.
 execSync("npx tsc -p tsconfig.build.json", { stdio: "inherit" });
+
+if (AGAINST !== undefined) {
+  const wanted = only.length > 0 ? only : AGAINST_ROWS;
+  const chosen = jobs().filter((job) => job.program === "./http.ts" && wanted.includes(job.id));
+  const unknown = wanted.filter((id) => !chosen.some((job) => job.id === id));
+  if (unknown.length > 0) {
+    console.error(`bench: --against compares HTTP rows only (${unknown.join(", ")} is not one)`);
+    process.exit(2);
+  }
+  const { root, sha } = prepareWorktree(AGAINST);
+  try {
+    const measured = await compareAgainst(chosen, PAIRS, root, async (job, side) => {
+      const [row] = await runJob(job as Job, side === undefined ? {} : { BENCH_OURS_ROOT: side });
+      return row as Row;
+    });
+    console.log(`\n${againstTable(measured, sha)}\n`);
+    console.log(`${PAIRS} pairs a row against ${sha} on ${machine().cpu}, Node ${process.version}.`);
+    if (OUT !== undefined && outIndex !== -1) {
+      writeFileSync(
+        OUT,
+        `${JSON.stringify({ date: new Date().toISOString(), against: sha, rows: measured }, null, 2)}\n`,
+      );
+    }
+  } finally {
+    if (!args.includes("--keep-worktree")) removeWorktree(root);
+  }
+  process.exit(0);
+}
 
 const started = Date.now();
 const rows: Row[] = [];

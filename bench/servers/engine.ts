@@ -13,6 +13,11 @@
  *   - list-least (SQLite, B5): the least a page needs from any layout: a table of its own made
  *     at start from the same pets, `(id INTEGER PRIMARY KEY, pet TEXT)` holding each pet's JSON,
  *     and one indexed range read of it, the texts joined as they are.
+ *   - page (P1-P3): the very reads the store makes for the page, on the same layout, and nothing
+ *     else: SQLite's one-row range read of the served texts (sqlite/reads.ts), Redis's ZRANGEBYSCORE
+ *     with the MGET of the ids it read last time in the same round trip (redis/page-guess.ts), and
+ *     Postgres's one prepared statement of ids and values (postgres/index.ts); the texts are
+ *     written as they are. What is left between the store and this is the store's own work.
  * SQLite is read with `sqlite3`, the driver under @keyv/sqlite, with the pragmas the library sets.
  */
 import { randomUUID } from "node:crypto";
@@ -35,6 +40,8 @@ interface Engine {
   page(limit: number): Promise<string[]>;
   /** The pet texts of the first `limit` pets, from a table of (id, pet JSON) only (SQLite). */
   leastPage?(limit: number): Promise<string[]>;
+  /** The pet texts of the first `limit` pets, read as the store reads them (P1-P3). */
+  samePage(limit: number): Promise<string[]>;
   /** Writes a pet whose Keyv text is head + id + tail; resolves its id. */
   create(head: string, tail: string, status: string): Promise<number>;
   close(): Promise<void>;
@@ -56,7 +63,22 @@ async function redisEngine(url: string, ns: string): Promise<Engine> {
      redis.call('ZADD', KEYS[3], id, id)
      return id`,
   );
+  // The store's page: the index range, and in the same round trip the values of the ids it read
+  // last time; read again only when they were not the ones.
+  let lastIds: string[] = [];
+  const valuesOf = (ids: string[]) => client.mGet(ids.map((id) => `${ns}::${id}`));
+  const samePage = async (limit: number) => {
+    const guessed = lastIds;
+    const [ids, texts] = await Promise.all([
+      client.zRangeByScore(`${ns}:ids`, "(0", "+inf", { LIMIT: { offset: 0, count: limit } }),
+      guessed.length === 0 ? undefined : valuesOf(guessed),
+    ]);
+    const same = texts !== undefined && ids.length === guessed.length && ids.every((id, i) => id === guessed[i]);
+    lastIds = ids;
+    return ((same ? texts : await valuesOf(ids)) as string[]).map(pet);
+  };
   return {
+    samePage,
     page: async (limit) =>
       (await client.evalSha(pageSha, { keys: [`${ns}:ids`], arguments: [String(limit), `${ns}::`] })) as string[],
     create: async (head, tail, status) =>
@@ -84,7 +106,11 @@ async function postgresEngine(url: string, t: string): Promise<Engine> {
     val AS (INSERT INTO ${t}_values (key, value) SELECT 'pets:' || id, $1::text || id || $2::text FROM made),
     idx AS (INSERT INTO ${t}_index (id, status) SELECT id, $3 FROM made)
     SELECT id FROM made`;
+  // The store's statement (postgres/index.ts): the limit written in, the cursor a parameter.
+  const same = `SELECT i.id, (SELECT v.value FROM ${t}_values v WHERE v.key = 'pets:' || i.id) AS value FROM ${t}_index i WHERE i.id > $1 ORDER BY i.id LIMIT ${LIMIT + 1}`;
   return {
+    samePage: async () =>
+      (await pool.query({ name: "same", text: same, values: [0] })).rows.map((r) => pet(r.value as string)),
     page: async (limit) =>
       (await pool.query({ name: "page", text: page, values: [limit] })).rows.map((r) => r.value as string),
     create: async (head, tail, status) =>
@@ -127,6 +153,29 @@ async function sqliteEngine(path: string, t: string): Promise<Engine> {
     `INSERT OR IGNORE INTO ${t}_least (id, pet) SELECT i.id, substr(v.value, 10, length(v.value) - 10) FROM ${t}_index i JOIN ${t}_values v ON v.key = 'pets:' || i.id`,
   );
   const least = prepared(`SELECT pet FROM ${t}_least WHERE id > 0 ORDER BY id LIMIT ?`);
+  // The store's page (sqlite/reads.ts): one row of the served texts joined by line feeds, on a
+  // read-only connection of its own with the same pragmas.
+  const reader = await new Promise<import("sqlite3").Database>((resolve, reject) => {
+    const opened = new sqlite3.Database(path, sqlite3.OPEN_READONLY | sqlite3.OPEN_FULLMUTEX, (error) =>
+      error ? reject(error) : resolve(opened),
+    );
+  });
+  reader.configure("busyTimeout", 30_000);
+  await new Promise<void>((resolve, reject) =>
+    reader.run(`PRAGMA mmap_size = ${256 * 1024 * 1024}`, (e) => (e ? reject(e) : resolve())),
+  );
+  const petOrValue = `CASE WHEN i.pet IS NOT NULL THEN i.pet ELSE json_array(i.id, (SELECT CASE typeof(v.value) WHEN 'text' THEN v.value END FROM ${t}_values v WHERE v.key = 'pets:' || i.id)) END AS pet`;
+  const sameStatement = reader.prepare(
+    `SELECT count(*) AS n, group_concat(pet, char(10)) AS pets FROM (SELECT ${petOrValue} FROM ${t}_index i WHERE i.id > ? ORDER BY i.id LIMIT ?)`,
+  );
+  const samePage = (limit: number) =>
+    new Promise<string[]>((resolve, reject) =>
+      sameStatement.all([0, limit], (e: Error | null, rows: Row[]) => {
+        if (e) return reject(e);
+        const joined = rows[0]?.pets;
+        resolve(typeof joined === "string" ? joined.split("\n") : []);
+      }),
+    );
   let writing: Promise<unknown> = Promise.resolve();
   const write = async (head: string, tail: string, status: string) => {
     await begin([]);
@@ -139,12 +188,17 @@ async function sqliteEngine(path: string, t: string): Promise<Engine> {
   return {
     page: async (limit) => (await page([limit])).map((r) => r.value as string),
     leastPage: async (limit) => (await least([limit])).map((r) => r.pet as string),
+    samePage,
     create(head, tail, status) {
       const done = writing.then(() => write(head, tail, status));
       writing = done.catch(() => {});
       return done;
     },
-    close: () => new Promise<void>((resolve) => db.close(() => resolve())),
+    close: async () => {
+      await new Promise<void>((resolve) => sameStatement.finalize(() => resolve()));
+      await new Promise<void>((resolve) => reader.close(() => resolve()));
+      await new Promise<void>((resolve) => db.close(() => resolve()));
+    },
   };
 }
 
@@ -171,12 +225,16 @@ function failed(res: ServerResponse): void {
 }
 
 let handler: (req: IncomingMessage, res: ServerResponse) => void;
-if (mode === "list" || mode === "list-least") {
+if (mode === "list" || mode === "list-least" || mode === "page") {
   const least = engine.leastPage;
   if (mode === "list-least" && least === undefined) throw new Error(`engine list-least is SQLite's only`);
   /** The served texts of the page and one more: the pets' JSON. */
   const readPage =
-    least === undefined || mode === "list" ? async (n: number) => (await engine.page(n)).map(pet) : least;
+    mode === "page"
+      ? engine.samePage
+      : least === undefined || mode === "list"
+        ? async (n: number) => (await engine.page(n)).map(pet)
+        : least;
   const ref = JSON.parse(process.env.BENCH_REFERENCE ?? "null") as {
     path: string;
     status: number;
@@ -234,7 +292,7 @@ if (mode === "list" || mode === "list-least") {
     });
   };
 } else {
-  throw new Error(`bench/servers/engine.ts: unknown mode ${JSON.stringify(mode)} (list, list-least or create)`);
+  throw new Error(`bench/servers/engine.ts: unknown mode ${JSON.stringify(mode)} (list, list-least, page or create)`);
 }
 
 const server = createServer(handler);

@@ -3,11 +3,13 @@
  * target, the table, and what `bench/run.ts` writes. Speed is never asserted here: only that the
  * programs measure fairly and report what they measured.
  */
+import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
+import { againstTable, compareAgainst } from "../../bench/against.ts";
 import { openBench } from "../../bench/backends.ts";
 import { callgrindMissing } from "../../bench/callgrind.ts";
 import { sqliteConnection } from "../../bench/drivers.ts";
@@ -255,6 +257,53 @@ test("bench: --readme with --quick or scenario ids is refused before anything ru
     assert.not.match(run.stderr, /bench: M1/, "nothing was measured");
   }
   assert.is(readFileSync(join(ROOT, "README.md"), "utf8"), readme);
+});
+
+test("bench --against: each row runs in pairs, alternating which side goes first, and a pair's ratio of ratios is ours over theirs", async () => {
+  const order: string[] = [];
+  const ratios: Record<string, number[]> = { ours: [1.0, 0.9, 0.8], theirs: [0.5, 1.0, 0.8] };
+  const rows = await compareAgainst(
+    [{ id: "P1", scenario: "a page", program: "./http.ts", args: ["P1"], timeoutMs: 1 }],
+    3,
+    "/elsewhere",
+    async (_job, root) => {
+      const side = root === undefined ? "ours" : "theirs";
+      order.push(side);
+      const ratio = ratios[side]?.shift() as number;
+      return row({ id: "P1", scenario: "a page", ours: ratio, baseline: 1, unit: "req/s", target: null });
+    },
+  );
+  assert.equal(order, ["ours", "theirs", "theirs", "ours", "ours", "theirs"]);
+  assert.equal(rows[0]?.ours, [1.0, 0.9, 0.8]);
+  assert.equal(rows[0]?.theirs, [0.5, 1.0, 0.8]);
+  assert.equal(rows[0]?.ratios, [2, 0.9, 1]);
+  assert.match(againstTable(rows, "3fcb4f5e5e17"), /^\| P1 \| 0\.900 \(0\.800–1\.000\) \| 0\.800 \(0\.500–1\.000\) \| 1\.000 \(0\.900–2\.000\) \(3\) \|$/m);
+});
+
+test("bench --against HEAD builds it in a worktree, alternates the rows with it, prints the table and removes the worktree", async () => {
+  const worktrees = () => execFileSync("git", ["worktree", "list"], { cwd: ROOT, encoding: "utf8" });
+  const before = worktrees();
+  const run = await bench(["--quick", "--against", "HEAD", "--pairs", "1", "H1"], 600_000);
+  assert.is(run.status, 0, run.stderr);
+  assert.match(run.stdout, /^\| row \| this checkout \/ baseline \| [0-9a-f]{7} \/ baseline \| this \/ [0-9a-f]{7} \(pairs\) \|$/m);
+  assert.match(run.stdout, /^\| H1 \| [0-9.]+ \([0-9.]+–[0-9.]+\) \| [0-9.]+ \([0-9.]+–[0-9.]+\) \| [0-9.]+ \([0-9.]+–[0-9.]+\) \(1\) \|$/m);
+  assert.match(run.stderr, /H1 pair 1, ours [0-9.]+/);
+  assert.match(run.stderr, /H1 pair 1, theirs [0-9.]+/);
+  assert.is(worktrees(), before, "the worktree is gone again");
+});
+
+test("bench --against refuses what it cannot compare before anything runs", async () => {
+  for (const [args, message] of [
+    [["--against", "HEAD", "M1"], /compares HTTP rows only \(M1/],
+    [["--against", "HEAD", "--instructions", "H1"], /--against takes a commit/],
+    [["--against", "HEAD", "--pairs", "0", "H1"], /--against takes a commit/],
+    [["--against", "no-such-commit-here", "H1"], /no-such-commit-here|unknown revision|Needed a single revision/],
+  ] as const) {
+    const run = await bench([...args]);
+    assert.is.not(run.status, 0, `${args.join(" ")}: ${run.stdout}`);
+    assert.match(run.stderr, message, args.join(" "));
+    assert.not.match(run.stderr, /pair 1/, "nothing was measured");
+  }
 });
 
 test("bench: the SQLite fill writes the very rows create() writes (values, index entries with their served texts, sequence)", async () => {
