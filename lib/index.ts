@@ -52,7 +52,7 @@ export {
   Pets,
 } from "./schemas.ts";
 export type { BreakerOptions } from "./storage/breaker.ts";
-export { InvalidRecordError } from "./storage/failures.ts";
+export { InvalidRecordError, StorageWarning } from "./storage/failures.ts";
 export type { MemoryStorageOptions } from "./storage/memory/index.ts";
 export { memoryStorage } from "./storage/memory/index.ts";
 export type { OpenStorageOptions } from "./storage/open.ts";

@@ -82,17 +82,18 @@ export class PetJson {
     return { text: t.text, bytes: t.text.length + t.extra };
   }
 
-  /** A JSON array of pets. */
+  /** A JSON array of pets, joined in one piece (the answer is written as it is). */
   many(pets: readonly Pet[]): JsonText {
     if (pets.length === 0) return EMPTY_ARRAY;
-    let text = "[";
+    const texts = new Array<string>(pets.length);
     let extra = 0;
-    for (const [i, pet] of pets.entries()) {
-      const t = this.text(pet);
-      text += i === 0 ? t.text : `,${t.text}`;
+    for (let i = 0; i < pets.length; i++) {
+      const t = this.text(pets[i] as Pet);
+      texts[i] = t.text;
       extra += t.extra;
     }
-    return { text: `${text}]`, bytes: text.length + 1 + extra };
+    const text = `[${texts.join(",")}]`;
+    return { text, bytes: text.length + extra };
   }
 
   private text(p: Pet): PetText {

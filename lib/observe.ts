@@ -25,8 +25,11 @@ export interface RequestObservation {
   traceId?: string;
 }
 
-/** The storage operations a store performs. */
-export type StorageOperation = "listPets" | "createPet" | "getPet" | "ready";
+/**
+ * The storage operations a store performs: the three of the API, readiness's read, a rate limit's
+ * lease of the shared count, and moving data (export, import).
+ */
+export type StorageOperation = "listPets" | "createPet" | "getPet" | "ready" | "rateLimit" | "transfer";
 
 /** One call to the storage backend. */
 export interface StorageObservation {

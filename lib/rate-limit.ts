@@ -41,17 +41,11 @@ interface CallerWindow {
   granted: number;
   /** The window's count across processes, as the last lease answered. */
   used: number;
-  /** The lease being asked for, which requests that find none left wait on. */
-  leasing: Promise<void> | undefined;
+  /** The lease being asked for, which requests that find none left wait on: whether it was answered. */
+  leasing: Promise<boolean> | undefined;
   /** Whether a refusal was reported already. */
   limited: boolean;
 }
-
-/** How long a counter that failed is left alone before it is asked again: its requests are counted here meanwhile. */
-const RETRY_COUNTER_MS = 1000;
-
-/** Tokens whose scope is remembered (all are forgotten when more come: a store serves few keys). */
-const SCOPES_KEPT = 1024;
 
 /** The checks of `rateLimit`: a TypeError naming what is wrong. */
 export function checkRateLimit(value: unknown): RateLimitOptions | undefined {
@@ -89,44 +83,36 @@ export function checkRateLimit(value: unknown): RateLimitOptions | undefined {
 export class RateLimiter {
   readonly policy: string;
   private readonly windowMs: number;
+  /** This window's callers, by scope (a digest: never a token). */
   private callers = new Map<string, CallerWindow>();
   private window = -1;
-  /** Until when (ms since the epoch) the counter is not asked, after it failed. */
-  private counterDownUntil = 0;
+  /** Whether the last lease failed: only the first failure of a run is told. */
+  private counterFailing = false;
 
   private readonly counter: RateCounter | undefined;
-  private readonly timeoutMs: number;
   private readonly onCounterError: (error: unknown) => void;
-  /** The scopes of recent tokens: a digest per request would cost more than the rest of the limit. */
-  private scopes = new Map<string, string>();
 
   constructor(
     readonly options: RateLimitOptions,
     parts: {
-      /** The storage's shared counter; none: this process counts alone. */
+      /**
+       * The storage's shared counter, its calls guarded as every storage call is (time-out,
+       * breaker); none: this process counts alone.
+       */
       counter: RateCounter | undefined;
-      /** How long a lease may take before the counter counts as failed. */
-      timeoutMs: number;
-      /** Told when the counter fails: the request goes on, counted by this process alone. */
+      /** Told when the counter starts failing: requests go on, counted by this process alone. */
       onCounterError: (error: unknown) => void;
     },
   ) {
     this.counter = parts.counter;
-    this.timeoutMs = parts.timeoutMs;
     this.onCounterError = parts.onCounterError;
     this.policy = `"default";q=${options.limit};w=${options.windowSeconds}`;
     this.windowMs = options.windowSeconds * 1000;
   }
 
-  /** The scope of a caller's token (`scopeOf`), remembered for the next requests with it. */
+  /** The scope of a caller's token (`scopeOf`, a digest), computed each time: the limiter keeps no token. */
   scopeOf(token: string): string {
-    let scope = this.scopes.get(token);
-    if (scope === undefined) {
-      if (this.scopes.size >= SCOPES_KEPT) this.scopes = new Map();
-      scope = scopeOf(token);
-      this.scopes.set(token, scope);
-    }
-    return scope;
+    return scopeOf(token);
   }
 
   /** Admits or refuses one request of `scope` now; waits only when this process holds no lease for it. */
@@ -144,10 +130,20 @@ export class RateLimiter {
     return this.decide(scope, caller, window, now);
   }
 
-  private decide(scope: string, caller: CallerWindow, window: number, now: number): Awaitable<RateVerdict> {
+  /**
+   * The verdict of one request: from this process's lease when it holds one, else after asking
+   * the counter; `alone` (no counter, or the lease asked for this request failed) by this
+   * process's own count, up to the limit.
+   */
+  private decide(
+    scope: string,
+    caller: CallerWindow,
+    window: number,
+    now: number,
+    alone = this.counter === undefined,
+  ): Awaitable<RateVerdict> {
     const { limit } = this.options;
-    if (this.counter === undefined || now < this.counterDownUntil) {
-      // Counted here: memory storage, or a counter that failed (this process then admits up to the limit itself).
+    if (alone) {
       if (caller.served >= limit) return this.refuse(caller, window, now);
       caller.served++;
       return this.allow(Math.max(0, limit - Math.max(caller.served, caller.used)), window, now);
@@ -162,38 +158,40 @@ export class RateLimiter {
     if (caller.used >= limit && caller.leasing === undefined) return this.refuse(caller, window, now);
     const leasing = caller.leasing ?? this.lease(scope, caller, window);
     // Decided afterwards as of the request's arrival: it counts in the window it came in.
-    return leasing.then(() => {
+    return leasing.then((leased) => {
+      if (!leased) return this.decide(scope, caller, window, now, true);
       if (caller.granted - caller.served <= 0 && caller.used >= limit) return this.refuse(caller, window, now);
       return this.decide(scope, caller, window, now);
     });
   }
 
-  /** Asks the counter for a lease of about a tenth of what the window has left. */
-  private lease(scope: string, caller: CallerWindow, window: number): Promise<void> {
+  /**
+   * Asks the counter for a lease of about a tenth of what the window has left; resolves whether
+   * it was granted an answer. A counter that fails (or whose backend the breaker knows is down:
+   * at once) leaves the request to this process's count.
+   */
+  private lease(scope: string, caller: CallerWindow, window: number): Promise<boolean> {
     if (caller.leasing !== undefined) return caller.leasing;
     const { limit, windowSeconds } = this.options;
     const want = Math.max(1, Math.ceil((limit - caller.used) / 10));
     const counter = this.counter as RateCounter;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const late = new Promise<never>((_, reject) => {
-      const error = new Error(`rate limit counter: no answer in ${this.timeoutMs} ms`);
-      timer = setTimeout(() => reject(error), this.timeoutMs);
-    });
-    const asked = Promise.resolve().then(() => counter.lease({ scope, window, windowSeconds, want, limit }));
-    caller.leasing = Promise.race([asked, late])
+    caller.leasing = Promise.resolve()
+      .then(() => counter.lease({ scope, window, windowSeconds, want, limit }))
       .then(
         ({ granted, used }) => {
+          this.counterFailing = false;
           caller.granted += granted;
           // Nothing granted means the window is spent, whatever count came with it.
           caller.used = granted === 0 ? Math.max(limit, used) : Math.max(caller.used, used);
+          return true;
         },
         (error: unknown) => {
-          this.counterDownUntil = Date.now() + RETRY_COUNTER_MS;
-          this.onCounterError(error);
+          if (!this.counterFailing) this.onCounterError(error);
+          this.counterFailing = true;
+          return false;
         },
       )
       .finally(() => {
-        clearTimeout(timer);
         caller.leasing = undefined;
       });
     return caller.leasing;

@@ -30,10 +30,11 @@ import type { BreakerOptions } from "./storage/breaker.ts";
 import { Breaker, checkBreaker } from "./storage/breaker.ts";
 import { cannotHang } from "./storage/capabilities.ts";
 import { redactUrl } from "./storage/config-error.ts";
-import { reportRecordsOnce } from "./storage/failures.ts";
+import { reportFailuresOnce, StorageWarning } from "./storage/failures.ts";
+import type { GuardedCall } from "./storage/guard.ts";
 import { guardStorage } from "./storage/guard.ts";
 import { memoryStorage } from "./storage/memory/index.ts";
-import type { PetStorage } from "./storage/port.ts";
+import type { PetStorage, RateCounter } from "./storage/port.ts";
 import { ReadClock } from "./storage/read-clock.ts";
 import { reportStorageTo } from "./storage/report-to.ts";
 import { writeCountOf } from "./storage/write-count.ts";
@@ -58,8 +59,10 @@ export interface PetStoreOptions {
   sunsetAt?: Date;
   /**
    * Called with every unexpected error (answered 500), every invalid stored record (at most once
-   * per key per minute: its `cause` is an `InvalidRecordError` with backend, key and reason), and
-   * every failure of a business rule (see `rules`).
+   * per key per minute: its `cause` is an `InvalidRecordError` with backend, key and reason), every
+   * storage failure (a `storage_unavailable` PetStoreError with the driver's error as `cause`, at
+   * most once a minute per distinct error), what a storage repaired by itself (a `StorageWarning`),
+   * and every failure of a business rule (see `rules`).
    */
   onError?: (error: unknown) => void;
   /** How long an `Idempotency-Key` is kept, in ms (default 86400000, 24 hours); after it the key is new again. */
@@ -189,6 +192,13 @@ function checkOptions(options: PetStoreOptions): void {
   }
 }
 
+/** The default `onError`: the console, a repaired storage's note as a warning. */
+function reportToConsole(error: unknown): void {
+  if (error instanceof StorageWarning) console.warn(`petstore: ${error.message}`);
+  else if (isPetStoreError(error, "storage_unavailable")) console.error("petstore: storage failed", error.cause);
+  else console.error("petstore: unexpected error", error);
+}
+
 /** What to do instead of passing `storage`: await a promise; open a storage URL with openStorage. */
 function storageHint(storage: unknown): string {
   if (isPromise(storage as Awaitable<unknown>)) return "; did you forget await?";
@@ -219,6 +229,21 @@ function checkPositive(name: string, value: number): number {
     throw new TypeError(`createPetStore: ${name} must be a positive integer (got ${value})`);
   }
   return value;
+}
+
+/** The store's limiter, its shared counter (when the storage has one) called through the store's guard. */
+function makeRateLimiter(
+  rateLimit: RateLimitOptions,
+  counter: RateCounter | undefined,
+  guard: GuardedCall,
+  onError: (error: unknown) => void,
+): RateLimiter {
+  const guarded: RateCounter | undefined =
+    counter === undefined ? undefined : { lease: async (lease) => guard("rateLimit", () => counter.lease(lease)) };
+  return new RateLimiter(rateLimit, {
+    counter: guarded,
+    onCounterError: (error) => onError(new Error(COUNTER_FAILED, { cause: error })),
+  });
 }
 
 /** What the handler calls with each refused request: `rateLimit.onLimited` and `observe`, when given. */
@@ -260,9 +285,7 @@ export function createPetStore(options: PetStoreOptions): PetStore {
   const basePath = checkBasePath(options.basePath ?? "/v1");
   const maxBodyBytes = checkPositive("maxBodyBytes", options.maxBodyBytes ?? 64 * 1024);
   const timeoutMs = checkPositive("operationTimeoutMs", options.operationTimeoutMs ?? 2000);
-  const onError = reportRecordsOnce(
-    options.onError ?? ((error: unknown) => console.error("petstore: unexpected error", error)),
-  );
+  const onError = reportFailuresOnce(options.onError ?? reportToConsole);
   const rules = checkRules(options.rules);
   const ttlMs = checkPositive("idempotencyTtlMs", options.idempotencyTtlMs ?? DEFAULT_IDEMPOTENCY_TTL_MS);
   const observe = options.observe === undefined ? undefined : safeObserver(options.observe, onError);
@@ -273,19 +296,20 @@ export function createPetStore(options: PetStoreOptions): PetStore {
   const cors = checkCors(options.cors);
   const reads = mayHang ? new ReadClock() : undefined;
   const rateLimit = checkRateLimit(options.rateLimit);
-  const rateLimiter =
-    rateLimit === undefined
-      ? undefined
-      : new RateLimiter(rateLimit, {
-          counter: storage.rateCounter,
-          timeoutMs,
-          onCounterError: (error) => onError(new Error(COUNTER_FAILED, { cause: error })),
-        });
   const tracing = new Tracing(storage.kind, checkTracerProvider(options.tracerProvider), VERSION);
   const guard = traceStorage(
-    guardStorage({ timeoutMs: mayHang ? timeoutMs : undefined, backend: storage.kind, observe, breaker, reads }),
+    guardStorage({
+      timeoutMs: mayHang ? timeoutMs : undefined,
+      backend: storage.kind,
+      observe,
+      breaker,
+      reads,
+      report: (failure) => onError(failure),
+    }),
     tracing,
   );
+  const rateLimiter =
+    rateLimit === undefined ? undefined : makeRateLimiter(rateLimit, storage.rateCounter, guard, onError);
   reportStorageTo(storage, (error) => onError(error));
   const ops = createOperations(storage, {
     guard,

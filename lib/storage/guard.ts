@@ -1,9 +1,10 @@
 /**
- * Every storage call the core makes goes through a guard: the breaker (a backend known to be down
- * is not waited on), a time-out, each failure classified (./failures.ts: an outage is
- * `storage_unavailable` and counts, an invalid record is that request's `internal_error` and does
- * not), and (with `observe`) one observation per call. A synchronous answer stays synchronous: a page from
- * memory costs no promise.
+ * Every storage call the core makes goes through a guard (pages, pets, creates, readiness, rate
+ * limit leases, transfers): the breaker (a backend known to be down is not waited on), a time-out,
+ * each failure classified once (./failures.ts: an invalid record is that request's
+ * `internal_error` and does not count; anything else is `storage_unavailable`, counts, and is
+ * reported), and (with `observe`) one observation per call. A synchronous answer stays
+ * synchronous: a page from memory costs no promise.
  */
 import type { Awaitable } from "../awaitable.ts";
 import { isPromise } from "../awaitable.ts";
@@ -26,6 +27,8 @@ export interface GuardOptions {
   breaker?: Breaker | undefined;
   /** When a read last succeeded, for readiness; none for storage that cannot hang. */
   reads?: ReadClock | undefined;
+  /** Told each call that failed as an outage (`storage_unavailable`, its error as cause); a refusal of the open breaker is no call. */
+  report?: ((failure: PetStoreError) => void) | undefined;
 }
 
 /**
@@ -33,12 +36,14 @@ export interface GuardOptions {
  * counts against the breaker.
  */
 function record(
-  { breaker, reads }: GuardOptions,
+  options: GuardOptions,
   operation: StorageOperation,
   admission: Admission,
   failure?: PetStoreError,
 ): void {
+  const { breaker, reads } = options;
   reads?.settled(operation, failure);
+  if (failure !== undefined && failure.code === "storage_unavailable") options.report?.(failure);
   if (breaker === undefined) return;
   if (failure === undefined) breaker.succeeded(admission);
   else if (failure.code === "storage_unavailable") breaker.failed(admission, failure);
@@ -57,7 +62,7 @@ function withTimeout<T>(
   try {
     result = call();
   } catch (error) {
-    const failure = storageFailure(error, backend);
+    const failure = storageFailure(error);
     record(options, operation, admission, failure);
     throw failure;
   }
@@ -67,7 +72,9 @@ function withTimeout<T>(
   }
   if (timeoutMs === undefined) {
     return result.then(undefined, (error: unknown) => {
-      throw storageFailure(error, backend);
+      const failure = storageFailure(error);
+      record(options, operation, admission, failure);
+      throw failure;
     });
   }
   const pending = result;
@@ -91,7 +98,7 @@ function withTimeout<T>(
       },
       (error: unknown) => {
         clearTimeout(timer);
-        const failure = storageFailure(error, backend);
+        const failure = storageFailure(error);
         if (!timedOut) record(options, operation, admission, failure);
         reject(failure);
       },

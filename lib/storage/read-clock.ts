@@ -19,7 +19,7 @@ export class ReadClock {
    */
   settled(operation: StorageOperation, failure?: PetStoreError): void {
     if (failure === undefined || failure.code === "internal_error") {
-      if (operation !== "createPet") this.readAt = performance.now();
+      if (operation === "listPets" || operation === "getPet" || operation === "ready") this.readAt = performance.now();
     } else if (failure.code === "storage_unavailable") this.readAt = Number.NEGATIVE_INFINITY;
   }
 

@@ -5,10 +5,9 @@
  * marker, so that it is reported as an invalid value (500) rather than as a dead backend (503).
  */
 import Keyv, { type KeyvStoreAdapter } from "keyv";
-import type { PetStoreError } from "../errors.ts";
 import type { Pet } from "../schemas.ts";
 import { isPet, MAX_ID } from "../schemas.ts";
-import { invalidRecord } from "./failures.ts";
+import { InvalidRecordError } from "./failures.ts";
 
 const UNDECODABLE = Symbol("undecodable");
 
@@ -54,8 +53,17 @@ export function petValues(store: KeyvStoreAdapter, options: PetValuesOptions): K
   return values;
 }
 
-/** Keyv's key of pet `id`: how the logs name a pet's record. */
-const petKey = (id: number) => `pets:${id}`;
+/**
+ * How a store names its records in what it reports: the backend, and the real key (or table) of a
+ * pet's value, of its index and of its id sequence, as an operator would look for them.
+ * @example { backend: "redis", pet: (id) => `shop::${id}`, index: "shop:ids", sequence: "shop:seq" }
+ */
+export interface RecordNames {
+  backend: string;
+  pet(id: number): string;
+  index: string;
+  sequence: string;
+}
 
 /** What is wrong with a value that is not a Pet, for the logs (never for the client). */
 function petProblem(value: unknown): string {
@@ -66,47 +74,63 @@ function petProblem(value: unknown): string {
 }
 const VALID: Pet = { id: 1, name: "x", categoryId: 1, status: "sold" };
 
+/** A new object with a pet's four fields: the core hands pets to callers as they are, and a caller may change its own. */
+const copyOf = (pet: Pet): Pet => ({ id: pet.id, name: pet.name, categoryId: pet.categoryId, status: pet.status });
+
 /**
  * The Pet stored under `id`, checked for its shape (cheap: no schema parse): anything else
- * (undecodable, another shape, another id) is an `internal_error`, never passed on.
+ * (undecodable, another shape, another id) is an `InvalidRecordError` naming its key, never passed on.
  */
-export function toPet(value: unknown, id: number, kind: string): Pet {
-  if (value === undefined) return missingValue(id, kind);
-  if (isUndecodable(value)) throw invalidRecord(kind, petKey(id), "not valid JSON");
-  if (!isPet(value)) throw invalidRecord(kind, petKey(id), `not a valid Pet (${petProblem(value)})`);
-  if (value.id !== id) throw invalidRecord(kind, petKey(id), `its id is ${String(value.id).slice(0, 20)}, not ${id}`);
-  return { id: value.id, name: value.name, categoryId: value.categoryId, status: value.status };
+export function toPet(value: unknown, id: number, names: RecordNames): Pet {
+  if (value === undefined) return missingValue(id, names);
+  if (isUndecodable(value)) throw new InvalidRecordError(names.backend, names.pet(id), "not valid JSON");
+  if (!isPet(value)) {
+    throw new InvalidRecordError(names.backend, names.pet(id), `not a valid Pet (${petProblem(value)})`);
+  }
+  if (value.id !== id) {
+    throw new InvalidRecordError(names.backend, names.pet(id), `its id is ${String(value.id).slice(0, 20)}, not ${id}`);
+  }
+  return copyOf(value);
 }
 
 /**
  * The pet whose Keyv record a backend read itself (Keyv's stored text, or null/undefined when the
  * key is missing), decoded by this Keyv's own deserializer and checked as `toPet` checks it.
- * @example petOfKeyvText(7, '{"value":{"id":7,"name":"Rex","categoryId":1,"status":"sold"}}', values, "redis")
+ * @example petOfKeyvText(7, '{"value":{"id":7,"name":"Rex","categoryId":1,"status":"sold"}}', values, names)
  */
-export function petOfKeyvText(id: number, raw: unknown, values: Keyv<unknown>, kind: string): Pet {
-  return toPet(decodedValue(raw, values), id, kind);
+export function petOfKeyvText(id: number, raw: unknown, values: Keyv<unknown>, names: RecordNames): Pet {
+  return toPet(decodedValue(raw, values), id, names);
 }
 
-/** Slots of a store's cache of decoded pet texts (a power of two): see `makeKeyvPetReader`. */
+/** Slots of a store's cache of decoded texts (a power of two): see `makeReader`. */
 const READ_SLOTS = 256;
 
 /**
- * `petOfKeyvText` for one store's pages, with a small cache of its own: the very same text read
- * again in its id's slot gives its pet without decoding it again, as a polled page is read over
- * and over (bench B1). A text that expires one day is decoded each time.
+ * A store's reader of the texts it reads over and over (a polled page, bench P1-P3): the last text
+ * decoded in each slot of ids is kept with its checked pet, so the very same text read again gives
+ * a copy of its pet without being decoded or checked again. `decode` answers the pet and whether its
+ * text may be kept (a Keyv text that expires one day may not: its pet then disappears).
  */
-export function makeKeyvPetReader(values: Keyv<unknown>, kind: string): (id: number, raw: unknown) => Pet {
+function makeReader(decode: (id: number, raw: string) => { pet: Pet; lasting: boolean }) {
   const slots: ({ id: number; raw: string; pet: Pet } | undefined)[] = new Array(READ_SLOTS).fill(undefined);
-  return (id, raw) => {
-    if (typeof raw !== "string") return petOfKeyvText(id, raw, values, kind);
+  return (id: number, raw: string): Pet => {
     const at = id & (READ_SLOTS - 1);
-    const slot = slots[at];
-    if (slot !== undefined && slot.id === id && slot.raw === raw) return { ...slot.pet };
-    const data = decodeRecord(raw, values);
-    const pet = toPet(valueOfRecord(data), id, kind);
-    if (typeof (data as { expires?: unknown } | null)?.expires !== "number") slots[at] = { id, raw, pet: { ...pet } };
+    const kept = slots[at];
+    if (kept !== undefined && kept.id === id && kept.raw === raw) return copyOf(kept.pet);
+    const { pet, lasting } = decode(id, raw);
+    if (lasting) slots[at] = { id, raw, pet: copyOf(pet) };
     return pet;
   };
+}
+
+/** `petOfKeyvText` for one store's pages, each text decoded once while it stays the same (`makeReader`). */
+export function makeKeyvPetReader(values: Keyv<unknown>, names: RecordNames): (id: number, raw: unknown) => Pet {
+  const read = makeReader((id, raw) => {
+    const data = decodeRecord(raw, values);
+    const lasting = typeof (data as { expires?: unknown } | null)?.expires !== "number";
+    return { pet: toPet(valueOfRecord(data), id, names), lasting };
+  });
+  return (id, raw) => (typeof raw === "string" ? read(id, raw) : petOfKeyvText(id, raw, values, names));
 }
 
 /**
@@ -114,18 +138,52 @@ export function makeKeyvPetReader(values: Keyv<unknown>, kind: string): (id: num
  * entry (SQLite's `pet` column), checked as `toPet` checks it. `id`: the one asked for, when
  * known; otherwise the text's own, which must be a valid id.
  */
-export function petOfServedText(text: string, kind: string, id?: number): Pet {
+export function petOfServedText(text: string, names: RecordNames, id?: number): Pet {
+  const where = id === undefined ? names.index : `${names.index}:${id}`;
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch {
-    throw invalidRecord(kind, id === undefined ? "index" : `index:${id}`, "the served copy is not valid JSON");
+    throw new InvalidRecordError(names.backend, where, "the served copy is not valid JSON");
   }
   const own = typeof value === "object" && value !== null ? (value as { id?: unknown }).id : undefined;
   if (id === undefined && !(typeof own === "number" && Number.isSafeInteger(own) && own >= 1)) {
-    throw invalidRecord(kind, "index", "a served copy names no valid pet id");
+    throw new InvalidRecordError(names.backend, where, "a served copy names no valid pet id");
   }
-  return toPet(value, id ?? (own as number), kind);
+  const pet = id ?? (own as number);
+  try {
+    return toPet(value, pet, names);
+  } catch (error) {
+    // The copy is what is bad, not the pet's record: say so, with the copy's place.
+    if (!(error instanceof InvalidRecordError)) throw error;
+    throw new InvalidRecordError(names.backend, `${names.index}:${pet}`, `the served copy is ${error.reason}`);
+  }
+}
+
+/** The id a served text starts with (`{"id":7,…` as creates write it), or undefined. */
+function leadingId(text: string): number | undefined {
+  if (!text.startsWith('{"id":')) return undefined;
+  const id = Number(text.slice(6, text.indexOf(",", 6)));
+  return Number.isSafeInteger(id) && id >= 1 ? id : undefined;
+}
+
+/**
+ * `petOfServedText` for one store's pages, each text decoded once while it stays the same
+ * (`makeReader`, by the id asked for or the one the text starts with). Whatever is not a kept
+ * valid pet of the id asked for is answered by `petOfServedText` itself, its error included.
+ */
+export function makeServedTextReader(names: RecordNames): (text: string, id?: number) => Pet {
+  const read = makeReader((_slot, raw) => ({ pet: petOfServedText(raw, names), lasting: true }));
+  return (text, id) => {
+    const slot = id ?? leadingId(text);
+    if (slot !== undefined) {
+      try {
+        const pet = read(slot, text);
+        if (id === undefined || pet.id === id) return pet;
+      } catch {}
+    }
+    return petOfServedText(text, names, id);
+  };
 }
 
 /** True when a string in `data` (a value, not a key, at any depth) starts with ":". */
@@ -165,31 +223,39 @@ export function decodedValue(raw: unknown, values: Keyv<unknown>): unknown {
 }
 
 /** An id in the index whose value is gone: the data was changed outside this store. */
-export function missingValue(id: number, kind: string): never {
-  throw invalidRecord(kind, petKey(id), "the pet is in the index but its value is missing or of another type");
+export function missingValue(id: number, names: RecordNames): never {
+  throw new InvalidRecordError(
+    names.backend,
+    names.pet(id),
+    "the pet is in the index but its value is missing or of another type",
+  );
 }
 
 /** A newly assigned id, checked to be a safe integer: past 2^53-1 the store refuses to create. */
-export function checkNewId(id: unknown, kind: string): number {
+export function checkNewId(id: unknown, names: RecordNames): number {
   if (typeof id === "number" && Number.isSafeInteger(id) && id >= 1 && id <= MAX_ID) return id;
-  throw sequenceExhausted(kind, id);
+  throw sequenceExhausted(names, id);
 }
 
 /** The error for a sequence that cannot hand out another safe-integer id. */
-export function sequenceExhausted(kind: string, last?: unknown): PetStoreError {
+export function sequenceExhausted(names: RecordNames, last?: unknown): InvalidRecordError {
   const got = last === undefined ? "" : ` (got ${String(last).slice(0, 24)})`;
-  return invalidRecord(
-    kind,
-    "sequence",
+  return new InvalidRecordError(
+    names.backend,
+    names.sequence,
     `the id sequence is exhausted or not an integer${got}: ids must stay at most ${MAX_ID}`,
   );
 }
 
 /** An id read back from an index, checked like a new one. */
-export function indexedId(raw: unknown, kind: string): number {
+export function indexedId(raw: unknown, names: RecordNames): number {
   const id = typeof raw === "string" ? Number(raw) : raw;
   if (typeof id === "number" && Number.isSafeInteger(id) && id >= 1) return id;
-  throw invalidRecord(kind, "index", `the index holds an invalid id (${String(raw).slice(0, 24)})`);
+  throw new InvalidRecordError(
+    names.backend,
+    names.index,
+    `the index holds an invalid id (${String(raw).slice(0, 24)})`,
+  );
 }
 
 /**
@@ -199,13 +265,13 @@ export function indexedId(raw: unknown, kind: string): number {
  */
 export async function readPet(
   id: number,
-  kind: string,
+  names: RecordNames,
   isIndexed: () => Promise<boolean>,
   readValue: () => Promise<unknown>,
 ): Promise<Pet | undefined> {
   const [indexed, first] = await Promise.all([isIndexed(), readValue()]);
   if (!indexed) return undefined;
-  return toPet(first === undefined ? await readValue() : first, id, kind);
+  return toPet(first === undefined ? await readValue() : first, id, names);
 }
 
 /** The error of a call on a closed store (reported as storage_unavailable). */

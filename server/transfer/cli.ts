@@ -11,6 +11,8 @@ import { mkdtemp, rename, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
+import { isPetStoreError } from "../../lib/errors.ts";
+import { invalidRecordOf } from "../../lib/storage/failures.ts";
 import { openStorage, StorageConfigError } from "../../lib/storage/open.ts";
 import type { PetStorage } from "../../lib/storage/port.ts";
 import { exportLines } from "./export.ts";
@@ -225,9 +227,17 @@ async function migrateCommand(
   }
 }
 
+/** The first line of what failed: the bad record with its key, or the storage's own error behind the store's words. */
+function describe(error: unknown): string {
+  const record = invalidRecordOf(error);
+  if (record !== undefined) return `the record ${record.key} (${record.backend}) is invalid: ${record.reason}`;
+  const cause = isPetStoreError(error, "storage_unavailable") && error.cause !== undefined ? error.cause : error;
+  return (cause instanceof Error ? cause.message : String(cause)).split("\n")[0] ?? "";
+}
+
 /** The exit code and line of a command that failed. */
 function failure(command: TransferCommand, error: unknown, signal: AbortSignal): { code: number; line: string } {
-  const message = (error instanceof Error ? error.message : String(error)).split("\n")[0] ?? "";
+  const message = describe(error);
   if (signal.aborted) {
     const again = command === "export" ? "nothing was written" : "run the same command again to finish";
     return { code: 130, line: `stopped (Ctrl-C): ${again}` };

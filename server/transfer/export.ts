@@ -6,6 +6,7 @@
  */
 import { createHash } from "node:crypto";
 import type { Pet } from "../../lib/schemas.ts";
+import { type GuardedTransfer, guardTransfer } from "../../lib/storage/guarded-transfer.ts";
 import type { KeyRecord, PetStorage, StorageTransfer } from "../../lib/storage/port.ts";
 import { keyName } from "../../lib/storage/transfer-checks.ts";
 import { EXPORT_FORMAT, EXPORT_VERSION, type ExportHeader, type ExportRecord, lineOf } from "./format.ts";
@@ -21,21 +22,19 @@ export interface ExportOptions {
   signal?: AbortSignal;
 }
 
-/** The storage's transfer calls, or a clear error for a storage that has none. */
-export function transferOf(storage: PetStorage): StorageTransfer {
-  if (storage?.transfer === undefined) {
-    throw new Error(
-      `${storage?.kind ?? "this"} storage cannot export or import (it has no transfer calls: docs/STORAGE.md, "Moving data")`,
-    );
-  }
-  return storage.transfer;
+/**
+ * The storage's pages and transfer calls, each through a guard (lib/storage/guarded-transfer.ts),
+ * or a clear error for a storage that has none.
+ */
+export function transferOf(storage: PetStorage): GuardedTransfer {
+  return guardTransfer(storage);
 }
 
 /** Every pet with an id below `below`, ascending, a page at a time. */
-export async function* walkPets(storage: PetStorage, below = Number.POSITIVE_INFINITY): AsyncGenerator<Pet[]> {
+export async function* walkPets(store: GuardedTransfer, below = Number.POSITIVE_INFINITY): AsyncGenerator<Pet[]> {
   let after = 0;
   for (;;) {
-    const page = await storage.list({ after, limit: PET_PAGE });
+    const page = await store.list({ after, limit: PET_PAGE });
     const kept = page.filter((pet) => pet.id < below);
     if (kept.length > 0) yield kept;
     const last = page[page.length - 1];
@@ -65,13 +64,14 @@ export async function* exportLines(
   storage: PetStorage,
   options: ExportOptions = {},
 ): AsyncGenerator<[ExportRecord, string]> {
-  const transfer = transferOf(storage);
+  const guarded = transferOf(storage);
+  const { transfer } = guarded;
   const { onProgress, signal } = options;
   const startedAt = new Date();
   const nextId = await transfer.nextId();
   // The first walk decides what the export holds: the pets there now below the sequence's start.
   const ids = new IdList();
-  for await (const page of walkPets(storage, nextId)) {
+  for await (const page of walkPets(guarded, nextId)) {
     signal?.throwIfAborted();
     for (const pet of page) ids.push(pet.id);
   }
@@ -95,7 +95,7 @@ export async function* exportLines(
   yield emit(header);
   // The second walk writes them: pets are never changed or removed, so each is found again.
   let written = 0;
-  for await (const page of walkPets(storage, nextId)) {
+  for await (const page of walkPets(guarded, nextId)) {
     signal?.throwIfAborted();
     for (const pet of page) {
       if (!ids.has(pet.id)) continue; // created after the start

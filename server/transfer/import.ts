@@ -8,6 +8,7 @@
 import { createReadStream } from "node:fs";
 import { createInterface } from "node:readline";
 import type { Pet } from "../../lib/schemas.ts";
+import type { GuardedTransfer } from "../../lib/storage/guarded-transfer.ts";
 import type { KeyRecord, PetStorage } from "../../lib/storage/port.ts";
 import { keyName, sameKeyRecord, samePet } from "../../lib/storage/transfer-checks.ts";
 import { PET_PAGE, transferOf, walkPets } from "./export.ts";
@@ -122,13 +123,17 @@ async function* numbered(input: CheckedInput): AsyncGenerator<{ pet: Pet; line: 
  * count of pets already there. Throws an ImportError for a pet or key that differs, and for pets
  * the input does not hold unless `merge`.
  */
-async function checkStore(storage: PetStorage, input: CheckedInput, { merge, signal }: ImportOptions): Promise<number> {
+async function checkStore(
+  store: GuardedTransfer,
+  input: CheckedInput,
+  { merge, signal }: ImportOptions,
+): Promise<number> {
   const inputPets = numbered(input);
   let next = await inputPets.next();
   let present = 0;
   const extra: number[] = [];
   let extraCount = 0;
-  for await (const page of walkPets(storage)) {
+  for await (const page of walkPets(store)) {
     signal?.throwIfAborted();
     for (const pet of page) {
       while (!next.done && next.value.pet.id < pet.id) next = await inputPets.next();
@@ -152,8 +157,7 @@ async function checkStore(storage: PetStorage, input: CheckedInput, { merge, sig
   }
   const now = Date.now();
   const stored = new Map<string, KeyRecord>();
-  for await (const batch of transferOf(storage).keys(now))
-    for (const record of batch) stored.set(keyName(record), record);
+  for await (const batch of store.transfer.keys(now)) for (const record of batch) stored.set(keyName(record), record);
   if (stored.size > 0) {
     for await (const batch of input.keys()) {
       for (const record of batch) {
@@ -170,10 +174,10 @@ async function checkStore(storage: PetStorage, input: CheckedInput, { merge, sig
 }
 
 /** Writes a checked input into `storage` (see the file's comment). */
-async function writeInput(storage: PetStorage, input: CheckedInput, options: ImportOptions): Promise<ImportResult> {
-  const transfer = transferOf(storage);
+async function writeInput(store: GuardedTransfer, input: CheckedInput, options: ImportOptions): Promise<ImportResult> {
+  const { transfer } = store;
   const { header, maxId } = input;
-  const present = await checkStore(storage, input, options);
+  const present = await checkStore(store, input, options);
   const total = header.pets + header.keys;
   const nextId = Math.max(header.nextId, maxId + 1);
   await transfer.advanceIds(nextId);
@@ -231,8 +235,8 @@ export async function importStore(
   records: Iterable<ExportRecord> | AsyncIterable<ExportRecord>,
   options: ImportOptions = {},
 ): Promise<ImportResult> {
-  transferOf(storage);
-  return writeInput(storage, await checkRecords(records), options);
+  const store = transferOf(storage);
+  return writeInput(store, await checkRecords(records), options);
 }
 
 /** `importStore` from an export file, read twice (checked whole, then written) rather than held in memory. */
@@ -241,6 +245,6 @@ export async function importFile(
   path: string,
   options: ImportOptions = {},
 ): Promise<ImportResult> {
-  transferOf(storage);
-  return writeInput(storage, await checkFile(path, options.signal), options);
+  const store = transferOf(storage);
+  return writeInput(store, await checkFile(path, options.signal), options);
 }

@@ -3,6 +3,7 @@
  * each status, 100 a page as the API's largest), and their live key records.
  */
 import { MAX_LIMIT, PET_STATUSES, type Pet, type PetStatus } from "../../lib/schemas.ts";
+import type { GuardedTransfer } from "../../lib/storage/guarded-transfer.ts";
 import type { KeyRecord, PetStorage } from "../../lib/storage/port.ts";
 import { transferOf } from "./export.ts";
 
@@ -13,12 +14,12 @@ export class VerifyError extends Error {
 
 /** The pages of `status` (all pets when undefined), as a client walks them. */
 async function* pagesOf(
-  storage: PetStorage,
+  store: GuardedTransfer,
   status: PetStatus | undefined,
 ): AsyncGenerator<{ page: Pet[]; after: number }> {
   let after = 0;
   for (;;) {
-    const page = await storage.list({ status, after, limit: MAX_LIMIT });
+    const page = await store.list({ status, after, limit: MAX_LIMIT });
     yield { page, after };
     const last = page[page.length - 1];
     if (page.length < MAX_LIMIT || last === undefined) return;
@@ -27,9 +28,9 @@ async function* pagesOf(
 }
 
 /** Every live key record, by scope and key, as text. */
-async function keyTexts(storage: PetStorage, now: number): Promise<string[]> {
+async function keyTexts(store: GuardedTransfer, now: number): Promise<string[]> {
   const texts: string[] = [];
-  for await (const batch of transferOf(storage).keys(now)) {
+  for await (const batch of store.transfer.keys(now)) {
     for (const { scope, key, fingerprint, petId, expiresAt } of batch as KeyRecord[]) {
       texts.push(JSON.stringify([scope, key, fingerprint, petId, expiresAt]));
     }
@@ -38,7 +39,12 @@ async function keyTexts(storage: PetStorage, now: number): Promise<string[]> {
 }
 
 /** Compares `target` with `source`; rejects with a VerifyError at the first difference. */
-export async function verifyStores(source: PetStorage, target: PetStorage): Promise<{ pets: number; keys: number }> {
+export async function verifyStores(
+  sourceStorage: PetStorage,
+  targetStorage: PetStorage,
+): Promise<{ pets: number; keys: number }> {
+  const source = transferOf(sourceStorage);
+  const target = transferOf(targetStorage);
   let pets = 0;
   for (const status of [undefined, ...PET_STATUSES]) {
     const theirs = pagesOf(target, status);

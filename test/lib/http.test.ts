@@ -3,7 +3,7 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import type { BodyReader, PetStorage } from "../../lib/index.ts";
-import { createPetStore, ERRORS, PetStoreError, REQUEST_HEADERS } from "../../lib/index.ts";
+import { createPetStore, ERRORS, isPetStoreError, PetStoreError, REQUEST_HEADERS } from "../../lib/index.ts";
 import { AUTH, call, errorOf, json, KEY, makeStore } from "../support/helpers.ts";
 import { recordSpans, registerContext } from "../support/tracing.ts";
 
@@ -648,7 +648,8 @@ test("handle() resolves, never rejects, for every failure after a wait: body rea
     assert.is(res.status, status, name);
     assert.is(errorOf(res).code, code, name);
   }
-  assert.is(errors.length, 4, "every 500 but the one whose onError throws is reported once");
+  assert.is(errors.length, 5, "every 500 but the one whose onError throws is reported once, and the outage");
+  assert.is(errors.filter((e) => isPetStoreError(e, "storage_unavailable")).length, 1, "the outage");
 });
 
 test("handle() never rejects: hostile request objects resolve to a response", async () => {

@@ -8,7 +8,14 @@ import Keyv from "keyv";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import type { Pet } from "../../lib/schemas.ts";
-import { decodedValue, keyvTextAround, makeKeyvPetReader, petOfKeyvText, petValues } from "../../lib/storage/values.ts";
+import {
+  decodedValue,
+  keyvTextAround,
+  makeKeyvPetReader,
+  petOfKeyvText,
+  petValues,
+  type RecordNames,
+} from "../../lib/storage/values.ts";
 
 const t = suite("keyv text of a pet");
 
@@ -72,7 +79,8 @@ t("a stored text reads as Keyv's own decoder reads it, strings starting with a c
 t("a store's page reader gives what petOfKeyvText gives, read again or not, as a new object each time", () => {
   const values = petValues(new Keyv().opts.store, { namespace: "pets", keyPrefix: true });
   const serialize = values.serialize as (data: unknown) => string;
-  const read = makeKeyvPetReader(values, "test");
+  const names: RecordNames = { backend: "test", pet: (id) => `pets:${id}`, index: "ids", sequence: "seq" };
+  const read = makeKeyvPetReader(values, names);
   const text = (pet: Pet, expires?: number) =>
     serialize(expires === undefined ? { value: pet } : { value: pet, expires });
   const rex: Pet = { id: 7, name: ":Rex", categoryId: 1, status: "sold" };
@@ -80,7 +88,7 @@ t("a store's page reader gives what petOfKeyvText gives, read again or not, as a
     try {
       return { pet: f() };
     } catch (error) {
-      return { error: String((error as Error).cause ?? error) };
+      return { error: String(error) };
     }
   };
   const cases: [number, unknown][] = [
@@ -101,7 +109,7 @@ t("a store's page reader gives what petOfKeyvText gives, read again or not, as a
     const got = outcome(() => read(id, raw));
     assert.equal(
       got,
-      outcome(() => petOfKeyvText(id, raw, values, "test")),
+      outcome(() => petOfKeyvText(id, raw, values, names)),
       `${id} ${String(raw)}`,
     );
     assert.ok(got.pet === undefined || got.pet !== last, "a new object each time");

@@ -6,6 +6,20 @@
  */
 import { sha1Hex } from "../../digest.ts";
 
+/**
+ * Why Postgres refused a value, when its error's SQLSTATE says so (class 22, data exception; class
+ * 23, integrity constraint): `failures.ts`'s `blamed`. Undefined for anything else.
+ */
+export function postgresBlamesValue(error: unknown): string | undefined {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === "string" && /^2[23][0-9A-Z]{3}$/.test(code)
+    ? `Postgres refused a value (SQLSTATE ${code})`
+    : undefined;
+}
+
+/** SQLSTATE 23505: a key already taken. */
+export const UNIQUE_VIOLATION = "23505";
+
 /** A statement pg prepares once per connection (by `name`) and then only executes. */
 export interface PgNamedQuery {
   name: string;

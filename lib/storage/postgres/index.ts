@@ -9,9 +9,18 @@ import type { Pet, PetStatus } from "../../schemas.ts";
 import { PET_STATUSES } from "../../schemas.ts";
 import { redactUrl, StorageConfigError, unreachable } from "../config-error.ts";
 import { loadDriver, requireFromDriver } from "../driver.ts";
+import { blamed } from "../failures.ts";
 import type { CreateOnceResult, IdempotencyRecord, ListPage, PetStorage } from "../port.ts";
-import { indexedId, makeKeyvPetReader, petValues, readPet, storageClosed } from "../values.ts";
-import { createSchema, nameStatement, openPool, type PgModule, type PgNamedQuery } from "./connection.ts";
+import { REPORT_TO } from "../report-to.ts";
+import { indexedId, makeKeyvPetReader, petValues, type RecordNames, readPet, storageClosed } from "../values.ts";
+import {
+  createSchema,
+  nameStatement,
+  openPool,
+  type PgModule,
+  type PgNamedQuery,
+  postgresBlamesValue,
+} from "./connection.ts";
 import { makePostgresRateCounter } from "./rate.ts";
 import { makePostgresTransfer } from "./transfer.ts";
 import { makeWriter } from "./writes.ts";
@@ -98,8 +107,16 @@ export async function postgresStorage(options: PostgresStorageOptions): Promise<
   const ensureOpen = () => {
     if (closing !== undefined) throw storageClosed("postgres");
   };
-  const writer = makeWriter(pool, qualified, values, ensureOpen);
-  const readPageValue = makeKeyvPetReader(values, "postgres");
+  const names: RecordNames = {
+    backend: "postgres",
+    pet: (id) => `pets:${id}`,
+    index: `${qualified}_index`,
+    sequence: `${qualified}_id_seq`,
+  };
+  /** What no answer shows (the sequence repaired): the store's onError once it hands it over. */
+  let report: (error: Error) => void = () => {};
+  const writer = makeWriter({ pool, qualified, values, ensureOpen, names, warn: (warning) => report(warning) });
+  const readPageValue = makeKeyvPetReader(values, names);
 
   /**
    * One statement per page: the index range and, for each of its rows, Keyv's value (null when
@@ -129,28 +146,43 @@ export async function postgresStorage(options: PostgresStorageOptions): Promise<
 
   return {
     kind: "postgres",
+    // Every pet it returns was checked where it was decoded (lib/storage/values.ts).
+    trustedPets: true,
     async findOnce(record: IdempotencyRecord): Promise<CreateOnceResult | undefined> {
       ensureOpen();
-      return writer.findReplay(record);
+      try {
+        return await writer.findReplay(record);
+      } catch (error) {
+        throw blamed(error, "postgres", `${qualified}_idempotency:${record.key}`, postgresBlamesValue);
+      }
     },
     createOnce: writer.createOnce,
     create: writer.create,
     async get(id: number): Promise<Pet | undefined> {
       ensureOpen();
-      return readPet(
-        id,
-        "postgres",
-        async () => (await pool.query(`SELECT 1 FROM ${qualified}_index WHERE id = $1`, [id])).rows.length > 0,
-        () => values.get(String(id)),
-      );
+      try {
+        return await readPet(
+          id,
+          names,
+          async () => (await pool.query(`SELECT 1 FROM ${qualified}_index WHERE id = $1`, [id])).rows.length > 0,
+          () => values.get(String(id)),
+        );
+      } catch (error) {
+        throw blamed(error, "postgres", names.pet(id), postgresBlamesValue);
+      }
     },
     async list({ status, after, limit }: ListPage): Promise<Pet[]> {
       ensureOpen();
-      const { rows } = await pool.query(findPageStatement(status, limit)([after]));
+      let rows: Record<string, unknown>[];
+      try {
+        rows = (await pool.query(findPageStatement(status, limit)([after]))).rows;
+      } catch (error) {
+        throw blamed(error, "postgres", names.index, postgresBlamesValue);
+      }
       const pets: Pet[] = new Array(rows.length);
       for (let i = 0; i < rows.length; i++) {
         const row = rows[i] as Record<string, unknown>;
-        pets[i] = readPageValue(indexedId(row.id, "postgres"), row.value);
+        pets[i] = readPageValue(indexedId(row.id, names), row.value);
       }
       return pets;
     },
@@ -162,7 +194,11 @@ export async function postgresStorage(options: PostgresStorageOptions): Promise<
       closing ??= pool.end().catch(() => {});
       return closing;
     },
-    transfer: makePostgresTransfer({ pool, qualified, values, ensureOpen }),
+    /** The store's onError: told of repairs. */
+    [REPORT_TO]: (onError: (error: Error) => void) => {
+      report = onError;
+    },
+    transfer: makePostgresTransfer({ pool, qualified, values, ensureOpen, names }),
     rateCounter: makePostgresRateCounter(pool, qualified, ensureOpen),
     /** Empties this store's own tables (`<table>_*` that it created) and restarts its sequence at 1, in one transaction. */
     async clear() {

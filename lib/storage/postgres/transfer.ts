@@ -7,7 +7,7 @@ import type Keyv from "keyv";
 import type { Pet } from "../../schemas.ts";
 import type { KeyRecord, StorageTransfer } from "../port.ts";
 import { freshKeys, keyName, keyRecordOfRow, missingPets } from "../transfer-checks.ts";
-import { keyvTextAround, petOfKeyvText } from "../values.ts";
+import { keyvTextAround, petOfKeyvText, type RecordNames } from "../values.ts";
 import type { PgPool } from "./connection.ts";
 
 /** Key records read per query. */
@@ -22,26 +22,40 @@ export interface PostgresTransferParts {
   values: Keyv<unknown>;
   /** Throws when the store is closed. */
   ensureOpen(): void;
+  names: RecordNames;
 }
 
 /** The transfer calls of the Postgres store made of `parts`. */
-export function makePostgresTransfer({ pool, qualified, values, ensureOpen }: PostgresTransferParts): StorageTransfer {
+export function makePostgresTransfer({
+  pool,
+  qualified,
+  values,
+  ensureOpen,
+  names,
+}: PostgresTransferParts): StorageTransfer {
   const sequence = `${qualified}_id_seq`;
   /** Runs `work` in a transaction on a client of its own: committed when it resolves `commit`. */
   const inTransaction = async <T>(work: (client: Client) => Promise<{ commit: boolean; result: T }>): Promise<T> => {
     ensureOpen();
     const client = await pool.connect();
     // A connection lost mid-transaction fails its query; unheard, its "error" event would end the process.
+    // Removed again before the client goes back to the pool: one listener per batch would pile up on it.
     const ignore = () => {};
-    (client as { on?(event: "error", listener: () => void): unknown }).on?.("error", ignore);
+    const events = client as {
+      on?(event: "error", listener: () => void): unknown;
+      off?(event: "error", listener: () => void): unknown;
+    };
+    events.on?.("error", ignore);
     try {
       await client.query("BEGIN");
       const { commit, result } = await work(client);
       await client.query(commit ? "COMMIT" : "ROLLBACK");
+      events.off?.("error", ignore);
       client.release();
       return result;
     } catch (error) {
       await client.query("ROLLBACK").catch(() => {});
+      events.off?.("error", ignore);
       client.release(error instanceof Error ? error : new Error(String(error)));
       throw error;
     }
@@ -90,7 +104,7 @@ export function makePostgresTransfer({ pool, qualified, values, ensureOpen }: Po
         );
         const there = new Map(rows.map((row) => [Number(row.id), row.value]));
         const batch = missingPets(pets, (pet) =>
-          there.has(pet.id) ? petOfKeyvText(pet.id, there.get(pet.id), values, "postgres") : undefined,
+          there.has(pet.id) ? petOfKeyvText(pet.id, there.get(pet.id), values, names) : undefined,
         );
         if ("conflict" in batch) return { commit: false, result: batch };
         const { missing } = batch;

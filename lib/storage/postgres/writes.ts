@@ -6,9 +6,10 @@
  */
 import type Keyv from "keyv";
 import type { Pet } from "../../schemas.ts";
+import { blamed, InvalidRecordError, StorageWarning } from "../failures.ts";
 import type { CreateOnceResult, IdempotencyRecord, PetData } from "../port.ts";
-import { checkNewId, keyvTextAround, petOfKeyvText, sequenceExhausted } from "../values.ts";
-import { nameStatement, type PgNamedQuery, type PgPool } from "./connection.ts";
+import { checkNewId, keyvTextAround, petOfKeyvText, type RecordNames, sequenceExhausted } from "../values.ts";
+import { nameStatement, type PgNamedQuery, type PgPool, postgresBlamesValue, UNIQUE_VIOLATION } from "./connection.ts";
 
 const SEQUENCE_EXHAUSTED = "2200H";
 /** Expired idempotency records are deleted at most this often (by the writes' clock), this many at a time. */
@@ -48,31 +49,92 @@ function buildCreateStatement(qualified: string, kind: "create" | "createOnce") 
   SELECT (SELECT id FROM made) AS created`);
 }
 
-/**
- * The write path of a store on `pool`, its tables named `<qualified>_*` (schema-qualified) and its
- * values in `values`; each call first runs `ensureOpen`.
- */
-export function makeWriter(
-  pool: PgPool,
-  qualified: string,
-  values: Keyv<unknown>,
-  ensureOpen: () => void,
-): PostgresWriter {
+/** What the write path of a store is made of. */
+export interface WriterParts {
+  pool: PgPool;
+  /** `<schema>.<table>`: the prefix of the store's tables and sequence. */
+  qualified: string;
+  /** The Keyv of its values. */
+  values: Keyv<unknown>;
+  /** Throws when the store is closed. */
+  ensureOpen(): void;
+  names: RecordNames;
+  /** Told what the store repaired by itself (a sequence behind the stored pets). */
+  warn(warning: StorageWarning): void;
+}
+
+/** The write path of a store; each call first runs `ensureOpen`. */
+export function makeWriter({ pool, qualified, values, ensureOpen, names, warn }: WriterParts): PostgresWriter {
   const keyTable = `${qualified}_idempotency`;
+  const sequence = `${qualified}_id_seq`;
   const createStatement = buildCreateStatement(qualified, "create");
   const createOnceStatement = buildCreateStatement(qualified, "createOnce");
-  /** Runs a create statement: the id it created, or undefined when it wrote nothing. */
-  const runCreate = async (statement: PgNamedQuery): Promise<number | undefined> => {
+  /**
+   * Moves the sequence past the highest id stored (a database restored from a backup made before
+   * its last creates), in a transaction of its own; resolves whether it moved. ALTER SEQUENCE
+   * locks it against `nextval` until the transaction ends, so no create takes an id meanwhile.
+   */
+  const repairSequence = async (): Promise<boolean> => {
+    const client = await pool.connect();
+    try {
+      await client.query("BEGIN");
+      await client.query(`ALTER SEQUENCE ${sequence} MAXVALUE 9007199254740991`);
+      const [row] = (
+        await client.query(
+          `SELECT q.last_value, q.is_called, greatest(
+             (SELECT coalesce(max(id), 0) FROM ${qualified}_index),
+             (SELECT coalesce(max(substring(key FROM 6)::bigint), 0) FROM ${qualified}_values WHERE key ~ '^pets:[0-9]{1,16}$')
+           ) AS stored FROM ${sequence} q`,
+        )
+      ).rows;
+      const taken = Number(row?.last_value) - (row?.is_called ? 0 : 1);
+      const stored = Number(row?.stored);
+      const behind = stored > taken;
+      if (behind) await client.query("SELECT setval($1, $2, true)", [sequence, stored]);
+      await client.query("COMMIT");
+      client.release();
+      if (behind) {
+        warn(
+          new StorageWarning(
+            "postgres",
+            `the id sequence ${sequence} stood at ${taken}, behind the stored pets: moved to ${stored}`,
+          ),
+        );
+      }
+      return behind;
+    } catch (error) {
+      await client.query("ROLLBACK").catch(() => {});
+      client.release(error instanceof Error ? error : new Error(String(error)));
+      throw error;
+    }
+  };
+  /** Runs a create statement once: the id it created, or undefined when it wrote nothing. */
+  const runOnce = async (statement: PgNamedQuery): Promise<number | undefined> => {
     let row: Record<string, unknown> | undefined;
     try {
       row = (await pool.query(statement)).rows[0];
     } catch (error) {
-      if ((error as { code?: unknown }).code === SEQUENCE_EXHAUSTED) throw sequenceExhausted("postgres");
+      if ((error as { code?: unknown }).code === SEQUENCE_EXHAUSTED) throw sequenceExhausted(names);
       throw error;
     }
-    return row?.created === null || row?.created === undefined
-      ? undefined
-      : checkNewId(Number(row.created), "postgres");
+    return row?.created === null || row?.created === undefined ? undefined : checkNewId(Number(row.created), names);
+  };
+  /**
+   * Runs a create statement: an id already taken (the sequence behind the stored pets) moves the
+   * sequence and runs it once more.
+   */
+  const runCreate = async (statement: PgNamedQuery): Promise<number | undefined> => {
+    try {
+      return await runOnce(statement);
+    } catch (error) {
+      if ((error as { code?: unknown }).code !== UNIQUE_VIOLATION) {
+        throw blamed(error, "postgres", names.sequence, postgresBlamesValue);
+      }
+      if (!(await repairSequence())) {
+        throw new InvalidRecordError("postgres", names.sequence, "a new id is taken, yet the sequence is not behind");
+      }
+      return runOnce(statement);
+    }
   };
   let sweptAt = Number.NEGATIVE_INFINITY;
   /** Deletes a batch of expired idempotency records when the last sweep is a minute old (by the writes' clock). */
@@ -102,7 +164,7 @@ export function makeWriter(
     if (found.fingerprint !== fingerprint) return { conflict: "reused" };
     const id = Number(found.pet_id);
     const raw = (await pool.query(`SELECT value FROM ${qualified}_values WHERE key = $1`, [`pets:${id}`])).rows[0];
-    return { pet: petOfKeyvText(id, raw?.value, values, "postgres"), replayed: true };
+    return { pet: petOfKeyvText(id, raw?.value, values, names), replayed: true };
   };
 
   return {

@@ -9,8 +9,9 @@
 import type { Pet, PetStatus } from "../../schemas.ts";
 import { redactUrl, StorageConfigError } from "../config-error.ts";
 import { loadDriver } from "../driver.ts";
-import { blameRecord, invalidRecord } from "../failures.ts";
+import { blamed, InvalidRecordError, StorageWarning } from "../failures.ts";
 import type { CreateOnceResult, IdempotencyRecord, ListPage, PetData, PetStorage } from "../port.ts";
+import { REPORT_TO } from "../report-to.ts";
 import {
   checkNewId,
   indexedId,
@@ -18,6 +19,7 @@ import {
   makeKeyvPetReader,
   petOfKeyvText,
   petValues,
+  type RecordNames,
   readPet,
   sequenceExhausted,
   storageClosed,
@@ -28,7 +30,18 @@ import { makeReplicatedWrites } from "./durability.ts";
 import { type AtGuess, takeIds } from "./id-guess.ts";
 import { guessHolds, makePageGuesses } from "./page-guess.ts";
 import { makeRedisRateCounter } from "./rate.ts";
-import { CLAIM, readReply, runScript, WRITE, WRITE_AT, WRITE_ONCE_AT } from "./scripts.ts";
+import {
+  blameKeys,
+  CLAIM,
+  NEXT_ID,
+  REPAIR_SEQUENCE,
+  readReply,
+  redisBlamesValue,
+  runScript,
+  WRITE,
+  WRITE_AT,
+  WRITE_ONCE_AT,
+} from "./scripts.ts";
 import { makeRedisTransfer } from "./transfer.ts";
 
 /** Where a Redis store keeps its pets: one server (`url`) or a Redis Cluster (`cluster`), never both. */
@@ -69,6 +82,9 @@ function nameKeys(namespace: string, cluster: boolean) {
     record: (scope: string, key: string) => `${prefix}:idem:${scope.length}:${scope}:${key}`,
   };
 }
+
+/** A create's id was already taken by a stored pet: the sequence stands behind them (a restored database). */
+class IdTaken extends Error {}
 
 /** A key's record's time to live in ms, as PX takes it: at least 1. */
 const ttlOf = ({ expiresAt, now }: IdempotencyRecord) => String(Math.max(1, Math.ceil(expiresAt - now)));
@@ -181,30 +197,30 @@ function buildStore(
   // Replicated writes go on a connection of their own, out of order with INCR: no guessed ids then.
   const ids = takeIds(!replicated);
   const pages = makePageGuesses<PetStatus>(keys.value);
-  const readPageValue = makeKeyvPetReader(values, "redis");
+  const names: RecordNames = {
+    backend: "redis",
+    pet: (id) => keys.value(String(id)),
+    index: keys.index(),
+    sequence: keys.sequence,
+  };
+  const readPageValue = makeKeyvPetReader(values, names);
+  /** What no answer shows (the sequence repaired): the store's onError once it hands it over. */
+  let report: (error: Error) => void = () => {};
   let closing: Promise<void> | undefined;
   // A closed store refuses calls before they reach the driver (@keyv/redis would even reconnect).
   const ensureOpen = () => {
     if (closing !== undefined) throw storageClosed("redis");
   };
 
-  /** A create's script failed on a value: the keys it read are the ones to look at. */
-  const blameKeys = <T>(promise: Promise<T>, record: IdempotencyRecord | undefined) =>
-    blameRecord(
-      promise,
-      "redis",
-      record === undefined ? keys.sequence : `${keys.sequence} or ${keys.record(record.scope, record.key)}`,
-    );
-
   /** The error of a script that answered `invalid`: which record (`record`, `sequence`) it could not read. */
   const invalidKey = (which: string | undefined, record: IdempotencyRecord | undefined) =>
     which === "record" && record !== undefined
-      ? invalidRecord(
+      ? new InvalidRecordError(
           "redis",
           keys.record(record.scope, record.key),
           "not a key record (<fingerprint> <pet id> <expires at>)",
         )
-      : invalidRecord("redis", keys.sequence, "the id sequence does not hold an integer");
+      : new InvalidRecordError("redis", keys.sequence, "the id sequence does not hold an integer");
 
   /** The second step of a create, on the write connection and confirmed by a replica when replicated. */
   function writePet(keyList: string[], args: string[]): Promise<unknown> {
@@ -215,7 +231,7 @@ function buildStore(
   /** The pet of a replay: its value, and when replicated, proof that a replica has it (a write after it, WAITed). */
   async function replayOf(rawId: string): Promise<CreateOnceResult> {
     const [raw] = await Promise.all([commands.get(keys.value(rawId)), writes?.send(["INCRBY", keys.sequence, "0"])]);
-    return { pet: petOfKeyvText(Number(rawId), raw ?? undefined, values, "redis"), replayed: true };
+    return { pet: petOfKeyvText(Number(rawId), raw ?? undefined, values, names), replayed: true };
   }
 
   /** A create in one round trip at `id` (with a key: unless its record decides), and what it tells the guesses. */
@@ -230,15 +246,16 @@ function buildStore(
     let reply: string[];
     if (record === undefined) {
       const keyList = [keys.sequence, ...valueKeys];
-      reply = readReply(await blameKeys(runScript(commands, WRITE_AT, keyList, [rawId, head + rawId + tail]), record));
+      reply = readReply(await blameKeys(runScript(commands, WRITE_AT, keyList, [rawId, head + rawId + tail]), keyList));
     } else {
       const { scope, key, fingerprint, now, expiresAt } = record;
       const keyList = [keys.record(scope, key), keys.sequence, ...valueKeys];
       const args = [fingerprint, String(now), rawId, head + rawId + tail, String(expiresAt), ttlOf(record)];
-      reply = readReply(await blameKeys(runScript(exact, WRITE_ONCE_AT, keyList, args), record));
+      reply = readReply(await blameKeys(runScript(exact, WRITE_ONCE_AT, keyList, args), keyList));
     }
     const [outcome, replayId] = reply;
     if (outcome === "invalid") throw invalidKey(replayId, record);
+    if (outcome === "taken") throw new IdTaken();
     if (outcome === "created") {
       const pet = { id, name: data.name, categoryId: data.categoryId, status: data.status };
       return { guess: "taken", result: { pet, replayed: false } };
@@ -249,31 +266,84 @@ function buildStore(
     throw new Error("redis storage: unexpected reply of the write-at script");
   }
 
+  /** The next id of a plain create that was not guessed, taken by a script that checks the sequence. */
+  async function takeNextId(): Promise<number> {
+    const next = async () => {
+      const keyList = [keys.sequence];
+      const [outcome, id] = readReply(await blameKeys(runScript(exact, NEXT_ID, keyList, [MAX_ID]), keyList));
+      if (outcome === "invalid") throw invalidKey(id, undefined);
+      if (outcome === "exhausted") throw sequenceExhausted(names);
+      if (outcome !== "next" || id === undefined)
+        throw new Error("redis storage: unexpected reply of the next-id script");
+      return checkNewId(Number(id), names);
+    };
+    return ids.incr(next);
+  }
+
+  /**
+   * Moves the sequence past the highest id in the index (a database restored from a backup made
+   * before its last creates); resolves whether it moved, and says so once.
+   */
+  async function repairSequence(): Promise<boolean> {
+    const keyList = [keys.sequence, keys.index()];
+    const repair = () => blameKeys(runScript(exact, REPAIR_SEQUENCE, keyList, []), keyList);
+    const [outcome, last, stored] = readReply(await ids.uncounted(repair));
+    if (outcome === "invalid") throw invalidKey(last, undefined);
+    if (outcome !== "moved") return false;
+    report(
+      new StorageWarning(
+        "redis",
+        `the id sequence ${keys.sequence} stood at ${last}, behind the stored pets: moved to ${stored}`,
+      ),
+    );
+    return true;
+  }
+
+  /**
+   * One create: an id already taken by a stored pet (the sequence behind them) moves the sequence
+   * and tries once more.
+   */
+  async function createOnceOrReplay(data: PetData, record?: IdempotencyRecord): Promise<CreateOnceResult> {
+    try {
+      return await createOnceAtNextId(data, record);
+    } catch (error) {
+      if (!(error instanceof IdTaken)) throw error;
+      if (!(await repairSequence())) {
+        throw new InvalidRecordError(
+          "redis",
+          keys.sequence,
+          "a new id is taken, yet the sequence is not behind the index",
+        );
+      }
+      return createOnceAtNextId(data, record);
+    }
+  }
+
   /**
    * One create: at a guessed id in one script, or it takes the next id (or finds the key's record),
    * then writes the pet (and the record).
    */
-  async function createOnceOrReplay(data: PetData, record?: IdempotencyRecord): Promise<CreateOnceResult> {
+  async function createOnceAtNextId(data: PetData, record?: IdempotencyRecord): Promise<CreateOnceResult> {
     const atGuess = await ids.atGuess((id) => createAt(id, data, record));
     if (atGuess !== undefined) return atGuess;
     let rawId: string;
     if (record === undefined) {
-      const incr = () => blameRecord(exact.incr(keys.sequence), "redis", keys.sequence);
-      rawId = String(await ids.incr(async () => Number(await incr())));
+      rawId = String(await takeNextId());
     } else {
       const recordKey = keys.record(record.scope, record.key);
       const claimArgs = [record.fingerprint, String(record.now), MAX_ID];
-      const claim = () => blameKeys(runScript(exact, CLAIM, [recordKey, keys.sequence], claimArgs), record);
+      const claimKeys = [recordKey, keys.sequence];
+      const claim = () => blameKeys(runScript(exact, CLAIM, claimKeys, claimArgs), claimKeys);
       const [outcome, id] = readReply(await ids.uncounted(claim));
       if (outcome === "invalid") throw invalidKey(id, record);
       if (outcome === "reused") return { conflict: "reused" };
-      if (outcome === "exhausted") throw sequenceExhausted("redis");
+      if (outcome === "exhausted") throw sequenceExhausted(names);
       if (outcome === "replayed" && id !== undefined) return replayOf(id);
       if (outcome !== "next" || id === undefined)
         throw new Error("redis storage: unexpected reply of the claim script");
       rawId = id;
     }
-    const id = checkNewId(Number(rawId), "redis");
+    const id = checkNewId(Number(rawId), names);
     const [head, tail] = keyvTextAround(values, data);
     const keyList = [keys.value(rawId), keys.index(), keys.index(data.status)];
     const args = [rawId, head + rawId + tail];
@@ -282,8 +352,9 @@ function buildStore(
       keyList.push(keys.record(scope, key));
       args.push(fingerprint, String(now), String(expiresAt), ttlOf(record));
     }
-    const [outcome, replayId] = readReply(await blameKeys(writePet(keyList, args), record));
+    const [outcome, replayId] = readReply(await blameKeys(writePet(keyList, args), keyList));
     if (outcome === "invalid") throw invalidKey(replayId, record);
+    if (outcome === "taken") throw new IdTaken();
     if (outcome === "created") {
       return { pet: { id, name: data.name, categoryId: data.categoryId, status: data.status }, replayed: false };
     }
@@ -294,15 +365,17 @@ function buildStore(
 
   return {
     kind: "redis",
+    // Every pet it returns was checked where it was decoded (lib/storage/values.ts).
+    trustedPets: true,
     async findOnce({ scope, key, fingerprint, now }: IdempotencyRecord): Promise<CreateOnceResult | undefined> {
       ensureOpen();
       const recordKey = keys.record(scope, key);
-      const rec = await blameRecord(commands.get(recordKey), "redis", recordKey);
+      const rec = await blameKeys(commands.get(recordKey), [recordKey]);
       if (rec === null || rec === undefined) return undefined;
       // A record that cannot be read fails closed: never a second pet for its key.
       const [fp, rawId, exp, ...rest] = String(rec).split(" ");
       if (fp === undefined || !/^[0-9]+$/.test(rawId ?? "") || Number.isNaN(Number(exp)) || rest.length > 0) {
-        throw invalidRecord("redis", recordKey, "not a key record (<fingerprint> <pet id> <expires at>)");
+        throw new InvalidRecordError("redis", recordKey, "not a key record (<fingerprint> <pet id> <expires at>)");
       }
       if (rawId === undefined || !(Number(exp) > now)) return undefined;
       if (fp !== fingerprint) return { conflict: "reused" };
@@ -322,25 +395,27 @@ function buildStore(
       ensureOpen();
       return readPet(
         id,
-        "redis",
-        async () => (await blameRecord(commands.zScore(keys.index(), String(id)), "redis", keys.index())) !== null,
-        () => blameRecord(values.get(String(id)), "redis", keys.value(String(id))),
+        names,
+        async () => (await blameKeys(commands.zScore(keys.index(), String(id)), [keys.index()])) !== null,
+        () => blameKeys(values.get(String(id)), [keys.value(String(id))]),
       );
     },
     async list({ status, after, limit }: ListPage): Promise<Pet[]> {
       ensureOpen();
       // The guessed values are asked with the index, in the same write: one round trip when right.
       const guess = pages.guessOf(status, after, limit);
-      const [ids, guessed] = await Promise.all([
-        blameRecord(
+      let ids: unknown[];
+      let guessed: unknown[] | undefined;
+      try {
+        [ids, guessed] = await Promise.all([
           commands.zRangeByScore(keys.index(status), `(${after}`, "+inf", { LIMIT: { offset: 0, count: limit } }),
-          "redis",
-          keys.index(status),
-        ),
-        guess === undefined ? undefined : commands.mGet(guess.valueKeys),
-      ]);
+          guess === undefined ? undefined : commands.mGet(guess.valueKeys),
+        ]);
+      } catch (error) {
+        throw blamed(error, "redis", keys.index(status), redisBlamesValue);
+      }
       // Ids stay the members' text: the client decodes integer replies imprecisely near 2^53.
-      const petsOf = (raws: unknown[]) => ids.map((id, i) => readPageValue(indexedId(id, "redis"), raws[i]));
+      const petsOf = (raws: unknown[]) => ids.map((id, i) => readPageValue(indexedId(id, names), raws[i]));
       if (guess !== undefined && guessed !== undefined && guessHolds(guess, ids)) return petsOf(guessed);
       const read = ids.map(String);
       pages.learn(status, after, limit, read);
@@ -354,7 +429,11 @@ function buildStore(
       closing ??= connection.close();
       return closing;
     },
-    transfer: makeRedisTransfer({ connection, keys, values, ids, ensureOpen }),
+    /** The store's onError: told of repairs. */
+    [REPORT_TO]: (onError: (error: Error) => void) => {
+      report = onError;
+    },
+    transfer: makeRedisTransfer({ connection, keys, values, ids, ensureOpen, names }),
     rateCounter: makeRedisRateCounter(connection, keys.prefix, ensureOpen),
     /**
      * Deletes every key of this store (values, sequence, indexes and any other record under its

@@ -5,6 +5,7 @@
  * Details: docs/STORAGE.md, "Redis creates and pages".
  */
 import { sha1Hex } from "../../digest.ts";
+import { blamed } from "../failures.ts";
 
 /** A Lua script and its SHA-1, run with EVALSHA (EVAL once when the server does not have it yet). */
 export interface Script {
@@ -34,6 +35,12 @@ const readSequence = (sequence: string) => `local last = tonumber(redis.call('GE
 if not last or last ~= math.floor(last) then return {'invalid', 'sequence'} end`;
 
 /**
+ * Lua that answers `taken` when a pet's value is already stored at the id a create took: the
+ * sequence stands behind the stored pets (a restored database), and nothing is written.
+ */
+const refuseTaken = (value: string) => `if redis.call('EXISTS', ${value}) == 1 then return {'taken'} end`;
+
+/**
  * Lua that writes a pet: its value (Keyv's key and format) before both index entries, so that a
  * pet read through an index always has its value.
  */
@@ -61,6 +68,32 @@ return {'next', string.format('%d', redis.call('INCR', KEYS[2]))}
 `);
 
 /**
+ * The first step of a plain create that was not guessed: the next id, or `invalid` when the
+ * sequence holds no integer, `exhausted` at the largest id. KEYS: the sequence. ARGV: the largest id.
+ */
+export const NEXT_ID = hashScript(`
+${readSequence("KEYS[1]")}
+if last >= tonumber(ARGV[1]) then return {'exhausted'} end
+return {'next', string.format('%d', redis.call('INCR', KEYS[1]))}
+`);
+
+/**
+ * Moves the sequence up to the highest id in the index of all pets when it stands below (a
+ * database restored from a backup made before its last creates): answers `moved` with where it
+ * stood and where it stands, or `kept`. KEYS: the sequence, the index of all pets.
+ */
+export const REPAIR_SEQUENCE = hashScript(`
+${readSequence("KEYS[1]")}
+local top = redis.call('ZREVRANGE', KEYS[2], 0, 0, 'WITHSCORES')
+local stored = tonumber(top[2] or '0')
+if stored and stored > last then
+  redis.call('SET', KEYS[1], string.format('%d', stored))
+  return {'moved', string.format('%d', last), string.format('%d', stored)}
+end
+return {'kept'}
+`);
+
+/**
  * The second step of every create, atomic: the value (Keyv's key and format) before both index
  * entries, and for an idempotent create the key's record; unless a record written since the first
  * step holds the key (then nothing is written, and the id taken stays unused).
@@ -71,6 +104,7 @@ export const WRITE = hashScript(`
 if KEYS[4] then
 ${decideByRecord("KEYS[4]", "ARGV[3]", "ARGV[4]")}
 end
+${refuseTaken("KEYS[1]")}
 ${writePet("KEYS[1]", "KEYS[2]", "KEYS[3]", "ARGV[1]", "ARGV[2]")}
 if KEYS[4] then ${writeRecord("KEYS[4]", "ARGV[3]", "ARGV[1]", "ARGV[5]", "ARGV[6]")} end
 return {'created'}
@@ -82,8 +116,35 @@ export interface ScriptRunner {
   eval(source: string, options: { keys: string[]; arguments: string[] }): Promise<unknown>;
 }
 
+/** True for node-redis's error replies (`ErrorReply` and its kinds), whatever copy of the driver made them. */
+function isErrorReply(error: unknown): error is Error {
+  for (let kind = error instanceof Error ? error.constructor : undefined; kind; kind = Object.getPrototypeOf(kind)) {
+    if (kind.name === "ErrorReply") return true;
+  }
+  return false;
+}
+
+/** The RESP error code of a reply, its first word (`NOSCRIPT`, `WRONGTYPE`…); undefined for another error. */
+export function replyCode(error: unknown): string | undefined {
+  return isErrorReply(error) ? /^([A-Z]+)[ \n]/.exec(error.message)?.[1] : undefined;
+}
+
 /** True for the reply of a server that does not know the script yet. */
-export const isNoScript = (error: unknown) => String((error as Error)?.message).startsWith("NOSCRIPT");
+export const isNoScript = (error: unknown) => replyCode(error) === "NOSCRIPT";
+
+/** Why Redis refused a key's value, when its reply's code says so (`failures.ts`, `blamed`); else undefined. */
+export function redisBlamesValue(error: unknown): string | undefined {
+  return replyCode(error) === "WRONGTYPE" ? "it holds a value of another type (WRONGTYPE)" : undefined;
+}
+
+/** `promise`, unless Redis blames the value of a key of `keyList` (those a command or script touched): then that record. */
+export async function blameKeys<T>(promise: Promise<T>, keyList: readonly string[]): Promise<T> {
+  try {
+    return await promise;
+  } catch (error) {
+    throw blamed(error, "redis", keyList.join(" or "), redisBlamesValue);
+  }
+}
 
 /** Runs `lua` by its SHA; a server that does not know it yet (NOSCRIPT) gets its source once. */
 export function runScript(client: ScriptRunner, lua: Script, keys: string[], args: string[]): Promise<unknown> {
@@ -106,6 +167,7 @@ export const readReply = (reply: unknown): string[] => (Array.isArray(reply) ? r
 export const WRITE_AT = hashScript(`
 ${readSequence("KEYS[1]")}
 if last + 1 ~= tonumber(ARGV[1]) then return {'moved'} end
+${refuseTaken("KEYS[2]")}
 redis.call('SET', KEYS[1], ARGV[1])
 ${writePet("KEYS[2]", "KEYS[3]", "KEYS[4]", "ARGV[1]", "ARGV[2]")}
 return {'created'}
@@ -123,6 +185,7 @@ export const WRITE_ONCE_AT = hashScript(`
 ${decideByRecord("KEYS[1]", "ARGV[1]", "ARGV[2]")}
 ${readSequence("KEYS[2]")}
 if last + 1 ~= tonumber(ARGV[3]) then return {'moved'} end
+${refuseTaken("KEYS[3]")}
 redis.call('SET', KEYS[2], ARGV[3])
 ${writePet("KEYS[3]", "KEYS[4]", "KEYS[5]", "ARGV[3]", "ARGV[4]")}
 ${writeRecord("KEYS[1]", "ARGV[1]", "ARGV[3]", "ARGV[5]", "ARGV[6]")}

@@ -5,13 +5,13 @@
  */
 import type Keyv from "keyv";
 import type { Pet, PetStatus } from "../../schemas.ts";
-import { blameRecord, invalidRecord } from "../failures.ts";
+import { InvalidRecordError } from "../failures.ts";
 import type { KeyRecord, StorageTransfer } from "../port.ts";
 import { missingPets } from "../transfer-checks.ts";
-import { keyvTextAround, petOfKeyvText } from "../values.ts";
+import { keyvTextAround, petOfKeyvText, type RecordNames } from "../values.ts";
 import type { RedisConnection } from "./connection.ts";
 import type { IdTaking } from "./id-guess.ts";
-import { PUT_PETS, PUT_RECORDS, RAISE_SEQUENCE, readReply, runScript } from "./scripts.ts";
+import { blameKeys, PUT_PETS, PUT_RECORDS, RAISE_SEQUENCE, readReply, runScript } from "./scripts.ts";
 
 /** Where the store's data lives (redis/index.ts, nameKeys). */
 export interface RedisKeyNames {
@@ -30,6 +30,7 @@ export interface RedisTransferParts {
   ids: IdTaking;
   /** Throws when the store is closed. */
   ensureOpen(): void;
+  names: RecordNames;
 }
 
 /** KEYS numbers of the status indexes in PUT_PETS. */
@@ -48,27 +49,33 @@ function scopeAndKey(name: string, start: string): { scope: string; key: string 
 }
 
 /** The transfer calls of the Redis store made of `parts`. */
-export function makeRedisTransfer({ connection, keys, values, ids, ensureOpen }: RedisTransferParts): StorageTransfer {
+export function makeRedisTransfer({
+  connection,
+  keys,
+  values,
+  ids,
+  ensureOpen,
+  names,
+}: RedisTransferParts): StorageTransfer {
   const { commands, exact } = connection;
+  const notAnInteger = () => new InvalidRecordError("redis", keys.sequence, "the id sequence does not hold an integer");
   /** Runs a script that may move the sequence; `invalid` means the sequence holds no integer. */
   const runMoving = async (script: typeof PUT_PETS, keyList: string[], args: string[]) => {
     const reply = readReply(
-      await blameRecord(
+      await blameKeys(
         ids.uncounted(() => runScript(exact, script, keyList, args)),
-        "redis",
-        keys.sequence,
+        keyList.slice(0, 5),
       ),
     );
-    if (reply[0] === "invalid") throw invalidRecord("redis", keys.sequence, "the id sequence does not hold an integer");
+    if (reply[0] === "invalid") throw notAnInteger();
     return reply;
   };
   return {
     async nextId() {
       ensureOpen();
-      const raw = await blameRecord(exact.get(keys.sequence), "redis", keys.sequence);
+      const raw = await blameKeys(exact.get(keys.sequence), [keys.sequence]);
       const last = raw === null || raw === undefined ? 0 : Number(raw);
-      if (!Number.isSafeInteger(last))
-        throw invalidRecord("redis", keys.sequence, "the id sequence does not hold an integer");
+      if (!Number.isSafeInteger(last)) throw notAnInteger();
       return last + 1;
     },
     async *keys(now: number) {
@@ -76,18 +83,18 @@ export function makeRedisTransfer({ connection, keys, values, ids, ensureOpen }:
       const seen = new Set<string>(); // SCAN may name a key twice
       ensureOpen();
       for await (const batch of connection.scan(`${start}*`)) {
-        const names = batch.filter((name) => !seen.has(name));
-        for (const name of names) seen.add(name);
-        if (names.length === 0) continue;
-        const texts = await commands.mGet(names);
+        const fresh = batch.filter((name) => !seen.has(name));
+        for (const name of fresh) seen.add(name);
+        if (fresh.length === 0) continue;
+        const texts = await commands.mGet(fresh);
         const records: KeyRecord[] = [];
-        names.forEach((name, i) => {
+        fresh.forEach((name, i) => {
           const text = texts[i];
           if (text === null || text === undefined) return; // expired meanwhile
           const named = scopeAndKey(name, start);
           const parts = RECORD_TEXT.exec(String(text));
           if (named === undefined || parts === null) {
-            throw invalidRecord("redis", name, "not a key record (<fingerprint> <pet id> <expires at>)");
+            throw new InvalidRecordError("redis", name, "not a key record (<fingerprint> <pet id> <expires at>)");
           }
           const record = {
             ...named,
@@ -109,7 +116,7 @@ export function makeRedisTransfer({ connection, keys, values, ids, ensureOpen }:
       const raws = new Map(pets.map((pet, i) => [pet.id, stored[i]]));
       const batch = missingPets(pets, (pet) => {
         const raw = raws.get(pet.id);
-        return raw === null || raw === undefined ? undefined : petOfKeyvText(pet.id, raw, values, "redis");
+        return raw === null || raw === undefined ? undefined : petOfKeyvText(pet.id, raw, values, names);
       });
       if ("conflict" in batch) return batch;
       // The script writes each pet still absent when it runs (a pet found here stays as it is).
@@ -132,10 +139,8 @@ export function makeRedisTransfer({ connection, keys, values, ids, ensureOpen }:
       const args = [String(now)];
       for (const r of records)
         args.push(`${r.fingerprint} ${r.petId} ${r.expiresAt}`, String(Math.max(1, Math.ceil(r.expiresAt - now))));
-      const names = records.map((r) => keys.record(r.scope, r.key));
-      const reply = readReply(
-        await blameRecord(runScript(exact, PUT_RECORDS, names, args), "redis", names[0] as string),
-      );
+      const recordKeys = records.map((r) => keys.record(r.scope, r.key));
+      const reply = readReply(await blameKeys(runScript(exact, PUT_RECORDS, recordKeys, args), recordKeys.slice(0, 5)));
       if (reply[0] === "conflict") return { conflict: records[Number(reply[1]) - 1] as KeyRecord };
       return { written: Number(reply[1]) };
     },

@@ -125,6 +125,18 @@ export async function setUpSchema(db: Database, table: string, timeoutMs: number
   );
 }
 
+/** SQLite's result codes (node-sqlite3's `code`) that blame a value rather than the database. */
+const VALUE_CODES = new Set(["SQLITE_MISMATCH", "SQLITE_TOOBIG"]);
+
+/** Why SQLite refused a value, when its error's code says so (`failures.ts`, `blamed`); else undefined. */
+export function sqliteBlamesValue(error: unknown): string | undefined {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === "string" && VALUE_CODES.has(code) ? `SQLite refused a value (${code})` : undefined;
+}
+
+/** True when SQLite refused a write for a constraint (a key already taken): node-sqlite3's `code`. */
+export const isConstraint = (error: unknown) => (error as { code?: unknown } | null)?.code === "SQLITE_CONSTRAINT";
+
 /** Compiles the store's write statements on `db`; each one compiled is added to `prepared` (to be finalised on close). */
 export async function compileWrites(db: Database, table: string, prepared: Prepared[]): Promise<WriteStatements> {
   const compile = async (sql: string) => {

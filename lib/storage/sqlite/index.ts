@@ -10,9 +10,17 @@
 import type { Pet } from "../../schemas.ts";
 import { causeOf, StorageConfigError } from "../config-error.ts";
 import { loadDriver, requireFromDriver } from "../driver.ts";
+import { blamed, InvalidRecordError } from "../failures.ts";
 import type { CreateOnceResult, IdempotencyRecord, ListPage, PetData, PetStorage } from "../port.ts";
 import { REPORT_TO } from "../report-to.ts";
-import { indexedId, petOfKeyvText, petOfServedText, petValues, storageClosed } from "../values.ts";
+import {
+  indexedId,
+  makeServedTextReader,
+  petOfKeyvText,
+  petValues,
+  type RecordNames,
+  storageClosed,
+} from "../values.ts";
 import {
   closeDatabase,
   compileWrites,
@@ -24,13 +32,14 @@ import {
   queryAll,
   type Sqlite3,
   setUpSchema,
+  sqliteBlamesValue,
   type WriteStatements,
 } from "./connection.ts";
 import { checkDatabaseFile, type FileCheck } from "./file.ts";
 import { addPetTexts, fillPetTexts } from "./pet-texts.ts";
 import { makeSqliteRateCounter } from "./rate.ts";
 import { inIdOrder, openReads, pageTexts, type SqliteReads } from "./reads.ts";
-import { getTrusted, listTrusted } from "./served-copy.ts";
+import { getFromRecord, readFromRecords } from "./served-copy.ts";
 import { makeSqliteTransfer } from "./transfer.ts";
 import { makeWriteQueue, makeWriter } from "./writes.ts";
 
@@ -52,6 +61,14 @@ export interface SqliteStorageOptions {
 }
 
 const TABLE = /^[a-z][a-z0-9_]{0,39}$/;
+
+/** How a SQLite store names its records: Keyv's key of a pet's value, and its own tables. */
+const recordNames = (table: string): RecordNames => ({
+  backend: "sqlite",
+  pet: (id) => `pets:${id}`,
+  index: `${table}_index`,
+  sequence: `${table}_seq`,
+});
 const MMAP_BYTES = 256 * 1024 * 1024;
 
 function checkOptions(options: SqliteStorageOptions) {
@@ -130,7 +147,7 @@ export async function sqliteStorage(options: SqliteStorageOptions): Promise<PetS
     db = own;
     await setUpSchema(own, table, timeoutMs, mmapBytes);
     file = await checkDatabaseFile(own, path);
-    if (await addPetTexts(own, table)) await fillPetTexts(own, table, values);
+    if (await addPetTexts(own, table)) await fillPetTexts(own, table, values, recordNames(table));
     compiledWrites = await compileWrites(own, table, prepared);
     reads = await openReads(sqlite3, own, { table, timeoutMs, mmapBytes }, queue.serialise);
   } catch (error) {
@@ -145,19 +162,38 @@ export async function sqliteStorage(options: SqliteStorageOptions): Promise<PetS
   const own = db as Database;
   const fileCheck = file as FileCheck;
   const statements = (reads as SqliteReads).statements;
-  const { createOnceOrReplay } = makeWriter(own, table, compiledWrites, values, queue, statements.petValue);
+  const names = recordNames(table);
+  /** What no answer shows (the file removed, the sequence repaired): the store's onError once it hands it over. */
+  let report: (error: Error) => void = () => {};
+  const writer = makeWriter({
+    db: own,
+    table,
+    statements: compiledWrites,
+    values,
+    queue,
+    petValue: statements.petValue,
+    names,
+    warn: (error) => report(error),
+  });
+  const { createOnceOrReplay } = writer;
   const { serialise } = queue;
-  const repairs = { db: own, table, values, serialise };
+  const repairs = { db: own, table, values, serialise, names };
+  const readServedText = makeServedTextReader(names);
   /**
    * The pet of an index row as the reads give it (sqlite/reads.ts): its served text, or
    * `[id, Keyv's value]` when the text is NULL. `id`: the one asked for, checked against the row's.
    */
   const readPet = (raw: unknown, id?: number): Pet => {
-    if (typeof raw === "string" && raw.startsWith("{")) {
-      return petOfServedText(raw, "sqlite", id);
+    if (typeof raw === "string" && raw.startsWith("{")) return readServedText(raw, id);
+    let row: unknown;
+    try {
+      row = JSON.parse(String(raw));
+    } catch {}
+    if (!Array.isArray(row)) {
+      const where = id === undefined ? names.index : `${names.index}:${id}`;
+      throw new InvalidRecordError("sqlite", where, "the served copy is not a pet's text");
     }
-    const [indexed, value] = JSON.parse(String(raw)) as [unknown, unknown];
-    return petOfKeyvText(id ?? indexedId(indexed, "sqlite"), value, values, "sqlite");
+    return petOfKeyvText(id ?? indexedId(row[0], names), row[1], values, names);
   };
 
   /** Runs a page's statement, the one filtered by status when the page is. */
@@ -166,6 +202,8 @@ export async function sqliteStorage(options: SqliteStorageOptions): Promise<PetS
 
   return {
     kind: "sqlite",
+    // Every pet it returns was checked where it was decoded (lib/storage/values.ts).
+    trustedPets: true,
     async create(data: PetData): Promise<Pet> {
       ensureOpen("write");
       const result = await createOnceOrReplay(data);
@@ -180,7 +218,10 @@ export async function sqliteStorage(options: SqliteStorageOptions): Promise<PetS
       if (found === undefined) return undefined;
       if (found.fingerprint !== fingerprint) return { conflict: "reused" };
       const id = Number(found.pet_id);
-      return { pet: petOfKeyvText(id, found.value, values, "sqlite"), replayed: true };
+      if (!Number.isSafeInteger(id) || id < 1) {
+        throw new InvalidRecordError("sqlite", `${table}_idempotency:${key}`, "its pet id is not an integer");
+      }
+      return { pet: petOfKeyvText(id, found.value, values, names), replayed: true };
     },
     async createOnce(data: PetData, record: IdempotencyRecord): Promise<CreateOnceResult> {
       ensureOpen("write");
@@ -190,14 +231,18 @@ export async function sqliteStorage(options: SqliteStorageOptions): Promise<PetS
     },
     async get(id: number): Promise<Pet | undefined> {
       ensureOpen();
-      return getTrusted(repairs, id, async () => {
+      try {
         const [row] = await statements.indexedPet.all([id]);
         return row === undefined ? undefined : readPet(row.pet, id);
-      });
+      } catch (error) {
+        const bad = blamed(error, "sqlite", names.pet(id), sqliteBlamesValue);
+        if (bad instanceof InvalidRecordError) return getFromRecord(repairs, id);
+        throw bad;
+      }
     },
     async list(page: ListPage): Promise<Pet[]> {
       ensureOpen();
-      return listTrusted(repairs, page, async () => {
+      try {
         const [row] = await readRange(statements.pageText, statements.statusPageText, page);
         // A page whose texts cannot be joined (see pageTexts) is read a row a text.
         const texts =
@@ -205,16 +250,24 @@ export async function sqliteStorage(options: SqliteStorageOptions): Promise<PetS
         const pets: Pet[] = new Array(texts.length);
         for (let i = 0; i < texts.length; i++) pets[i] = readPet(texts[i]);
         return inIdOrder(pets);
-      });
+      } catch (error) {
+        // A served copy found bad (or refused by SQLite): the page from Keyv's records, the copies rewritten.
+        const bad = blamed(error, "sqlite", names.index, sqliteBlamesValue);
+        if (bad instanceof InvalidRecordError) return readFromRecords(repairs, page);
+        throw bad;
+      }
     },
     async ping() {
       ensureOpen("write");
       await queryAll(own, "SELECT 1");
     },
     close,
-    /** The store's onError, told once per change when the file is removed, replaced or truncated. */
-    [REPORT_TO]: (report: (error: Error) => void) => fileCheck.reportTo(report),
-    transfer: makeSqliteTransfer({ db: own, table, values, serialise, ensureOpen }),
+    /** The store's onError: told once per change when the file is removed, replaced or truncated, and of repairs. */
+    [REPORT_TO]: (onError: (error: Error) => void) => {
+      report = onError;
+      fileCheck.reportTo(onError);
+    },
+    transfer: makeSqliteTransfer({ db: own, table, values, serialise, ensureOpen, names }),
     rateCounter: makeSqliteRateCounter({ db: own, table, serialise, ensureOpen: () => ensureOpen("write") }),
     /** Empties this store's own tables (`<table>_*` that it created) and restarts its sequence at 1. */
     async clear() {

@@ -8,7 +8,7 @@
  */
 import type Keyv from "keyv";
 import { petTextAround } from "../../json.ts";
-import { petOfKeyvText } from "../values.ts";
+import { petOfKeyvText, type RecordNames } from "../values.ts";
 import { type Database, exec, queryAll } from "./connection.ts";
 
 /** Rows filled per transaction when a file gains the column: short write locks for other processes. */
@@ -70,7 +70,12 @@ function expiresSomeDay(raw: unknown): boolean {
  * batch per `BEGIN IMMEDIATE` transaction. A value that does not read as its pet keeps no text:
  * reads report it as they always did.
  */
-export async function fillPetTexts(db: Database, table: string, values: Keyv<unknown>): Promise<void> {
+export async function fillPetTexts(
+  db: Database,
+  table: string,
+  values: Keyv<unknown>,
+  names: RecordNames,
+): Promise<void> {
   let after = 0;
   for (;;) {
     await exec(db, "BEGIN IMMEDIATE");
@@ -87,7 +92,7 @@ export async function fillPetTexts(db: Database, table: string, values: Keyv<unk
         after = id;
         if (expiresSomeDay(row.value)) continue; // Keyv would stop reading it one day: the value decides
         try {
-          const [head, tail] = petTextAround(petOfKeyvText(id, row.value, values, "sqlite"));
+          const [head, tail] = petTextAround(petOfKeyvText(id, row.value, values, names));
           filled.push(id, head + id + tail); // as a create writes it
         } catch {
           // not a pet: no text, and reads report the value as they always did

@@ -47,7 +47,8 @@ async function compileReads(db: Database, table: string, prepared: Prepared[]): 
   // A page is one range read of the index, one column a row (each column costs the driver a
   // conversion a row): the pet's served text, or for a text that is NULL (stale, or never
   // written: sqlite/pet-texts.ts) `[id, Keyv's value]`, the value read by its key.
-  const petOrValue = `CASE WHEN i.pet IS NOT NULL THEN i.pet ELSE json_array(i.id, (SELECT v.value FROM ${table}_values v WHERE v.key = 'pets:' || i.id)) END AS pet`;
+  // Only a text goes into the array (JSON holds no BLOB): another type reads as a missing value.
+  const petOrValue = `CASE WHEN i.pet IS NOT NULL THEN i.pet ELSE json_array(i.id, (SELECT CASE typeof(v.value) WHEN 'text' THEN v.value END FROM ${table}_values v WHERE v.key = 'pets:' || i.id)) END AS pet`;
   const range = (where: string) => `SELECT ${petOrValue} FROM ${table}_index i WHERE ${where} ORDER BY i.id LIMIT ?`;
   const compilePage = (where: string) => compile(range(where));
   // The same page as one row, its texts joined by line feeds (see pageTexts): the driver's cost

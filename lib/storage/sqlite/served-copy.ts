@@ -6,9 +6,8 @@
 import type Keyv from "keyv";
 import { petTextAround } from "../../json.ts";
 import type { Pet } from "../../schemas.ts";
-import { invalidRecordOf, isInvalidData } from "../failures.ts";
 import type { ListPage } from "../port.ts";
-import { petOfKeyvText } from "../values.ts";
+import { petOfKeyvText, type RecordNames } from "../values.ts";
 import { type Database, queryAll } from "./connection.ts";
 import type { WriteQueue } from "./writes.ts";
 
@@ -19,6 +18,7 @@ export interface CopyRepairs {
   values: Keyv<unknown>;
   /** Runs a write after the writes before it (the store's write queue). */
   serialise: WriteQueue["serialise"];
+  names: RecordNames;
 }
 
 /** The contract's text of a pet, as creates write the copy. */
@@ -27,8 +27,11 @@ const servedText = (pet: Pet) => {
   return `${head}${pet.id}${tail}`;
 };
 
-/** The pets of a page read from Keyv's records, each bad copy among them rewritten from its record. */
-async function readFromRecords({ db, table, values, serialise }: CopyRepairs, page: ListPage): Promise<Pet[]> {
+/** The pets of a page read from Keyv's records, each bad copy among them rewritten from its record: when a copy was found bad. */
+export async function readFromRecords(
+  { db, table, values, serialise, names }: CopyRepairs,
+  page: ListPage,
+): Promise<Pet[]> {
   const where = page.status === undefined ? "i.id > ?" : "i.status = ? AND i.id > ?";
   const params = page.status === undefined ? [page.after, page.limit] : [page.status, page.after, page.limit];
   // On the write connection, between its writes: never inside one's transaction.
@@ -38,7 +41,7 @@ async function readFromRecords({ db, table, values, serialise }: CopyRepairs, pa
       `SELECT i.id AS id, i.pet AS pet, v.value AS value FROM ${table}_index i LEFT JOIN ${table}_values v ON v.key = 'pets:' || i.id WHERE ${where} ORDER BY i.id LIMIT ?`,
       params,
     );
-    const pets = rows.map((row) => petOfKeyvText(Number(row.id), row.value, values, "sqlite"));
+    const pets = rows.map((row) => petOfKeyvText(Number(row.id), row.value, values, names));
     for (const [i, pet] of pets.entries()) {
       const copy = rows[i]?.pet;
       const text = servedText(pet);
@@ -50,30 +53,8 @@ async function readFromRecords({ db, table, values, serialise }: CopyRepairs, pa
   });
 }
 
-/** True when `error` is a record found invalid (a served copy or Keyv's record), not an outage. */
-const isBadRecord = (error: unknown) => invalidRecordOf(error) !== undefined || isInvalidData(error);
-
-/** A page from `read()` (over served copies), or when a copy is bad the same page from Keyv's records. */
-export async function listTrusted(repairs: CopyRepairs, page: ListPage, read: () => Promise<Pet[]>): Promise<Pet[]> {
-  try {
-    return await read();
-  } catch (error) {
-    if (!isBadRecord(error)) throw error;
-    return readFromRecords(repairs, page);
-  }
-}
-
-/** Pet `id` from `read()` (over its served copy), or when the copy is bad from Keyv's record. */
-export async function getTrusted(
-  repairs: CopyRepairs,
-  id: number,
-  read: () => Promise<Pet | undefined>,
-): Promise<Pet | undefined> {
-  try {
-    return await read();
-  } catch (error) {
-    if (!isBadRecord(error)) throw error;
-    const [pet] = await readFromRecords(repairs, { after: id - 1, limit: 1 });
-    return pet?.id === id ? pet : undefined;
-  }
+/** Pet `id` read from Keyv's record, its copy rewritten from it: when the copy was found bad. */
+export async function getFromRecord(repairs: CopyRepairs, id: number): Promise<Pet | undefined> {
+  const [pet] = await readFromRecords(repairs, { after: id - 1, limit: 1 });
+  return pet?.id === id ? pet : undefined;
 }

@@ -8,7 +8,7 @@ import { petTextAround } from "../../json.ts";
 import type { Pet } from "../../schemas.ts";
 import type { KeyRecord, StorageTransfer } from "../port.ts";
 import { freshKeys, keyName, keyRecordOfRow, missingPets } from "../transfer-checks.ts";
-import { keyvTextAround, petOfKeyvText } from "../values.ts";
+import { keyvTextAround, petOfKeyvText, type RecordNames } from "../values.ts";
 import { type Database, exec, queryAll } from "./connection.ts";
 
 /** Key records read per query. */
@@ -22,6 +22,7 @@ export interface SqliteTransferParts {
   serialise<T>(work: () => Promise<T>): Promise<T>;
   /** Throws when the store is closed or its file is gone; `write` checks the file itself. */
   ensureOpen(write?: "write"): void;
+  names: RecordNames;
 }
 
 /** `count` groups of `size` placeholders: `(?, ?), (?, ?)`. */
@@ -29,7 +30,14 @@ const placeholders = (count: number, size: number) =>
   Array.from({ length: count }, () => `(${Array.from({ length: size }, () => "?").join(", ")})`).join(", ");
 
 /** The transfer calls of the SQLite store made of `parts`. */
-export function makeSqliteTransfer({ db, table, values, serialise, ensureOpen }: SqliteTransferParts): StorageTransfer {
+export function makeSqliteTransfer({
+  db,
+  table,
+  values,
+  serialise,
+  ensureOpen,
+  names,
+}: SqliteTransferParts): StorageTransfer {
   /** Runs `work` in one `BEGIN IMMEDIATE` transaction, after the writes before it: committed when it resolves `commit`. */
   const inTransaction = <T>(work: () => Promise<{ commit: boolean; result: T }>): Promise<T> =>
     serialise(async () => {
@@ -81,7 +89,7 @@ export function makeSqliteTransfer({ db, table, values, serialise, ensureOpen }:
         );
         const there = new Map(stored.map((row) => [Number(row.id), row.value]));
         const batch = missingPets(pets, (pet) =>
-          there.has(pet.id) ? petOfKeyvText(pet.id, there.get(pet.id), values, "sqlite") : undefined,
+          there.has(pet.id) ? petOfKeyvText(pet.id, there.get(pet.id), values, names) : undefined,
         );
         if ("conflict" in batch) return { commit: false, result: batch };
         const { missing } = batch;

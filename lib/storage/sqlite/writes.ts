@@ -6,9 +6,18 @@
  */
 import type Keyv from "keyv";
 import { petTextAround } from "../../json.ts";
+import { InvalidRecordError, StorageWarning } from "../failures.ts";
 import type { CreateOnceResult, IdempotencyRecord, PetData } from "../port.ts";
-import { checkNewId, keyvTextAround, petOfKeyvText, sequenceExhausted } from "../values.ts";
-import { type Database, exec, type Prepared, queryAll, quote, type WriteStatements } from "./connection.ts";
+import { checkNewId, keyvTextAround, petOfKeyvText, type RecordNames, sequenceExhausted } from "../values.ts";
+import {
+  type Database,
+  exec,
+  isConstraint,
+  type Prepared,
+  queryAll,
+  quote,
+  type WriteStatements,
+} from "./connection.ts";
 
 /** Expired idempotency records are deleted at most this often (by the writes' clock), this many at a time. */
 const SWEEP_EVERY_MS = 60_000;
@@ -53,18 +62,26 @@ function newPetResult(id: number, data: PetData): CreateOnceResult {
   return { pet: { id, name: data.name, categoryId: data.categoryId, status: data.status }, replayed: false };
 }
 
-/**
- * The write path of a store on connection `db`, its tables named `<table>_*` and its values in
- * `values`, its writes run through `queue`; a replay's pet is read by `petValue` (a read statement).
- */
-export function makeWriter(
-  db: Database,
-  table: string,
-  statements: WriteStatements,
-  values: Keyv<unknown>,
-  queue: WriteQueue,
-  petValue: Prepared,
-): SqliteWriter {
+/** What the write path of a store is made of. */
+export interface WriterParts {
+  /** The write connection. */
+  db: Database;
+  /** The prefix of the store's tables (`<table>_*`). */
+  table: string;
+  statements: WriteStatements;
+  /** The Keyv of its values. */
+  values: Keyv<unknown>;
+  /** Its writes, one after another. */
+  queue: WriteQueue;
+  /** A read statement of a pet's value (a replay's pet). */
+  petValue: Prepared;
+  names: RecordNames;
+  /** Told what the store repaired by itself (a sequence behind the stored pets). */
+  warn(warning: StorageWarning): void;
+}
+
+/** The write path of a store. */
+export function makeWriter({ db, table, statements, values, queue, petValue, names, warn }: WriterParts): SqliteWriter {
   const { serialise } = queue;
   /**
    * The end of a create's transaction, in one call to the driver (each call is a hand-off to a
@@ -95,8 +112,8 @@ export function makeWriter(
   /** The next id, taken inside a transaction. */
   const takeNextId = async (): Promise<number> => {
     const rows = await statements.nextId.all([]);
-    if (rows.length === 0) throw sequenceExhausted("sqlite");
-    return checkNewId(rows[0]?.id, "sqlite");
+    if (rows.length === 0) throw sequenceExhausted(names);
+    return checkNewId(rows[0]?.id, names);
   };
   /**
    * A create with a key that has no record yet (nearly always): the same three calls as a plain
@@ -115,9 +132,8 @@ export function makeWriter(
       return newPetResult(id, data);
     } catch (error) {
       await statements.rollback.all([]).catch(() => {});
-      if (String((error as Error)?.message).includes(`UNIQUE constraint failed: ${table}_idempotency.`)) {
-        return undefined;
-      }
+      // A key written since (by another process), or a sequence behind: the claim tells which.
+      if (isConstraint(error)) return undefined;
       throw error;
     }
   };
@@ -147,7 +163,7 @@ export function makeWriter(
           if (found === undefined) throw new Error("sqlite storage: the key record vanished in its transaction");
           return found.fingerprint === fingerprint ? { replay: Number(found.pet_id) } : { conflict: "reused" };
         }
-        id = checkNewId(claim[0]?.pet_id, "sqlite");
+        id = checkNewId(claim[0]?.pet_id, names);
         sequence = `UPDATE ${table}_seq SET value = ${id} WHERE id = 1;`; // the claim took seq + 1
       }
       await writePet(id, data, text, sequence);
@@ -160,23 +176,68 @@ export function makeWriter(
     }
   };
   /**
+   * Moves the sequence past the highest id stored (a database restored from a backup made before
+   * its last creates, or written by hand), in a transaction of its own; resolves whether it moved.
+   */
+  const repairSequence = async (): Promise<boolean> => {
+    await statements.begin.all([]);
+    try {
+      const [row] = await queryAll(
+        db,
+        `SELECT (SELECT value FROM ${table}_seq WHERE id = 1) AS last,
+           max((SELECT coalesce(max(id), 0) FROM ${table}_index),
+               (SELECT coalesce(max(CAST(substr(key, 6) AS INTEGER)), 0) FROM ${table}_values WHERE key LIKE 'pets:%')) AS stored`,
+      );
+      const last = Number(row?.last);
+      const stored = Number(row?.stored);
+      const behind = Number.isSafeInteger(last) && stored > last;
+      if (behind) await queryAll(db, `UPDATE ${table}_seq SET value = ? WHERE id = 1`, [stored]);
+      await exec(db, "COMMIT");
+      if (behind) {
+        warn(
+          new StorageWarning(
+            "sqlite",
+            `the id sequence ${table}_seq stood at ${last}, behind the stored pets: moved to ${stored}`,
+          ),
+        );
+      }
+      return behind;
+    } catch (error) {
+      await statements.rollback.all([]).catch(() => {});
+      throw error;
+    }
+  };
+  /** One create, in the queue: as if the key were fresh first, then by its claim when it has a record. */
+  const createInQueue = async (data: PetData, text: PetTexts, record?: IdempotencyRecord): Promise<Outcome> => {
+    if (record !== undefined && !/\0/.test(record.scope + record.key + record.fingerprint)) {
+      const fresh = await createWithFreshKey(data, text, record);
+      if (fresh !== undefined) return fresh;
+    }
+    return claimAndCreate(data, text, record);
+  };
+  /**
    * One create: serialised `BEGIN IMMEDIATE` transactions of three calls to the driver each. With
    * a key, first as if the key were fresh; when it has a record, by its claim (`claimAndCreate`).
+   * An id already taken (the sequence behind the stored pets) moves the sequence and tries once more.
    */
   const createOnceOrReplay = async (data: PetData, record?: IdempotencyRecord): Promise<CreateOnceResult> => {
     // Keyv's text of the pet (its value, in Keyv's format) and its served text, around the id to come.
     const text = { value: keyvTextAround(values, data), pet: petTextAround(data) };
     const outcome = await serialise(async (): Promise<Outcome> => {
-      if (record !== undefined && !/\0/.test(record.scope + record.key + record.fingerprint)) {
-        const fresh = await createWithFreshKey(data, text, record);
-        if (fresh !== undefined) return fresh;
+      try {
+        return await createInQueue(data, text, record);
+      } catch (error) {
+        if (!isConstraint(error)) throw error;
+        if (!(await repairSequence())) {
+          throw new InvalidRecordError("sqlite", names.sequence, "a new id is taken, yet the sequence is not behind");
+        }
+        return createInQueue(data, text, record);
       }
-      return claimAndCreate(data, text, record);
     });
     if (!("replay" in outcome)) return outcome;
     // Pets never change once created: the value read now is the one first answered.
     const [row] = await petValue.all([`pets:${outcome.replay}`]);
-    return { pet: petOfKeyvText(outcome.replay, row?.value, values, "sqlite"), replayed: true };
+    return { pet: petOfKeyvText(outcome.replay, row?.value, values, names), replayed: true };
   };
 
   return { createOnceOrReplay };
