@@ -134,7 +134,9 @@ async function dropRedis(url: string, namespace: string): Promise<void> {
 async function dropPostgres(url: string, table: string): Promise<void> {
   const pool = pgPool(url);
   try {
-    await pool.query(`DROP TABLE IF EXISTS ${table}_values, ${table}_index, ${table}_idempotency`);
+    await pool.query(
+      `DROP TABLE IF EXISTS ${table}_values, ${table}_index, ${table}_idempotency, ${table}_rate, ${table}_meta`,
+    );
     await pool.query(`DROP SEQUENCE IF EXISTS ${table}_id_seq`);
   } finally {
     await pool.end();

@@ -19,6 +19,7 @@ export type { HeadersLike, ResponseLike } from "./next-cursor.ts";
 export { nextCursor } from "./next-cursor.ts";
 export type {
   BreakerObservation,
+  InvalidRecordObservation,
   Observation,
   Observer,
   RateLimitObservation,
@@ -60,6 +61,7 @@ export { openStorage, StorageConfigError } from "./storage/open.ts";
 export type {
   CreateOnceResult,
   IdempotencyRecord,
+  ImportMark,
   KeyRecord,
   ListPage,
   PetData,

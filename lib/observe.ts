@@ -69,7 +69,23 @@ export interface RateLimitObservation {
   windowSeconds: number;
 }
 
-export type Observation = RequestObservation | StorageObservation | BreakerObservation | RateLimitObservation;
+/**
+ * A stored record met that cannot be read (each time: the report to `onError` comes at most once a
+ * minute per key). Its key is not here: a metric's label would grow with every bad record.
+ */
+export interface InvalidRecordObservation {
+  /** Always "invalidRecord". */
+  kind: "invalidRecord";
+  /** The storage's `kind`. */
+  backend: string;
+}
+
+export type Observation =
+  | RequestObservation
+  | StorageObservation
+  | BreakerObservation
+  | RateLimitObservation
+  | InvalidRecordObservation;
 
 /** Called synchronously with each observation; what it throws is reported to `onError` and ignored. */
 export type Observer = (observation: Observation) => void;

@@ -16,8 +16,10 @@ import type { CheckedNewPet, ListQuery, NewPet as NewPetInput, Pet, PetStatus } 
 import { checkNewPet, isPet, parsePetId } from "./schemas.ts";
 import { hasTrustedPets } from "./storage/capabilities.ts";
 import { createNowOf } from "./storage/create-now.ts";
+import { type InvalidRecordError, invalidRecordOf, storageFailure } from "./storage/failures.ts";
 import type { GuardedCall } from "./storage/guard.ts";
-import type { CreateOnceResult, IdempotencyRecord, PetStorage } from "./storage/port.ts";
+import { type ImportWatch, unfinishedImport } from "./storage/import-watch.ts";
+import type { CreateOnceResult, IdempotencyRecord, ImportMark, PetStorage } from "./storage/port.ts";
 
 /** One page of `listPets`: the pets, and the cursor of the next page when more follow. */
 export interface PetPage {
@@ -97,6 +99,8 @@ export interface OperationOptions {
   ttlMs?: number;
   /** The clock of idempotency retention, ms since the epoch. */
   clock?: () => number;
+  /** The watch over an unfinished import: creates are refused meanwhile. None for storage that keeps no mark. */
+  imports?: ImportWatch | undefined;
 }
 
 /** What a storage hands back is checked before it is passed on: anything else is a 500, logged. */
@@ -114,12 +118,13 @@ function badCursor(): PetStoreError {
 }
 
 export function createOperations(storage: PetStorage, options: OperationOptions): CoreOperations {
-  const { guard, rules, onError } = options;
+  const { guard, rules, onError, imports } = options;
   const ttlMs = options.ttlMs ?? DEFAULT_IDEMPOTENCY_TTL_MS;
   const clock = options.clock ?? Date.now;
   const limits = { timeoutMs: options.timeoutMs, report: onError };
   // Such storage builds every value it returns from what the core validated: no check pet by pet.
   const trusted = hasTrustedPets(storage);
+  const onInvalid = (error: InvalidRecordError) => onError(storageFailure(error));
   const checked = (pet: unknown): Pet => {
     if (isPet(pet)) return pet;
     throw notAPet(storage.kind, pet);
@@ -154,8 +159,9 @@ export function createOperations(storage: PetStorage, options: OperationOptions)
       if (decoded === undefined) throw badCursor();
       after = decoded;
     }
-    // One more than asked tells whether a next page exists without a second query.
-    const found = guard("listPets", () => storage.list({ status, after, limit: limit + 1 }));
+    // One more than asked tells whether a next page exists without a second query. A record that
+    // cannot be decoded is left out of the page (and reported), so every other pet stays reachable.
+    const found = guard("listPets", () => storage.list({ status, after, limit: limit + 1, onInvalid }));
     return isPromise(found) ? found.then((f) => pageOf(f, limit, status)) : pageOf(found, limit, status);
   }
 
@@ -176,6 +182,13 @@ export function createOperations(storage: PetStorage, options: OperationOptions)
 
   function createPet(input: unknown, caller?: Caller): Awaitable<Pet> {
     const data = checkNewPet(input);
+    // While an import is unfinished, creates wait: refused (503) until it is done.
+    const refused = imports?.refuseCreates();
+    if (isPromise(refused)) return refused.then(() => createChecked(data, caller));
+    return createChecked(data, caller);
+  }
+
+  function createChecked(data: CheckedNewPet, caller?: Caller): Awaitable<Pet> {
     if (rules === undefined) return store(data);
     const write = (d: CheckedNewPet): Awaitable<CreatedPet> => {
       const pet = store(d);
@@ -192,8 +205,41 @@ export function createOperations(storage: PetStorage, options: OperationOptions)
     return { pet: result.pet, replayed: result.replayed === true };
   }
 
-  function createPetOnce(input: unknown, { scope, key }: CheckedKey, caller?: Caller): Awaitable<CreatedPet> {
+  function createPetOnce(input: unknown, key: CheckedKey, caller?: Caller): Awaitable<CreatedPet> {
     const data = checkNewPet(input);
+    if (imports === undefined) return createCheckedOnce(data, key, caller);
+    const mark = imports.current();
+    const decide = (found: ImportMark | undefined) =>
+      found === undefined ? createCheckedOnce(data, key, caller) : replayDuringImport(data, key, found);
+    return isPromise(mark) ? mark.then(decide) : decide(mark);
+  }
+
+  /**
+   * A keyed create while an import is unfinished: the replay of its key when the import wrote the
+   * key and its pet already (keys come first), else refused with the import's 503.
+   */
+  function replayDuringImport(
+    data: CheckedNewPet,
+    { scope, key }: CheckedKey,
+    mark: ImportMark,
+  ): Awaitable<CreatedPet> {
+    const findOnce = storage.findOnce;
+    const now = clock();
+    const record = { scope, key, fingerprint: fingerprintOf(data), now, expiresAt: now + ttlMs };
+    const refuse = (): never => {
+      throw unfinishedImport(mark);
+    };
+    if (findOnce === undefined) return refuse();
+    const found = guard("createPet", () => findOnce.call(storage, record));
+    const decide = (f: CreateOnceResult | undefined) => (f === undefined ? refuse() : outcomeOf(f));
+    return (isPromise(found) ? found : Promise.resolve(found)).then(decide, (error: unknown) => {
+      // The key's pet not written yet: it will be, once the import is done.
+      if (invalidRecordOf(error) !== undefined) return refuse();
+      throw error;
+    });
+  }
+
+  function createCheckedOnce(data: CheckedNewPet, { scope, key }: CheckedKey, caller?: Caller): Awaitable<CreatedPet> {
     const createOnce = storage.createOnce;
     if (createOnce === undefined) {
       const cause = new Error(`${storage.kind} storage has no createOnce: it cannot take idempotent creates`);

@@ -30,9 +30,10 @@ import type { BreakerOptions } from "./storage/breaker.ts";
 import { Breaker, checkBreaker } from "./storage/breaker.ts";
 import { cannotHang } from "./storage/capabilities.ts";
 import { redactUrl } from "./storage/config-error.ts";
-import { reportFailuresOnce, StorageWarning } from "./storage/failures.ts";
+import { invalidRecordOf, reportFailuresOnce, StorageWarning } from "./storage/failures.ts";
 import type { GuardedCall } from "./storage/guard.ts";
 import { guardStorage } from "./storage/guard.ts";
+import { UNFINISHED_IMPORT, watchImports } from "./storage/import-watch.ts";
 import { memoryStorage } from "./storage/memory/index.ts";
 import type { PetStorage, RateCounter } from "./storage/port.ts";
 import { ReadClock } from "./storage/read-clock.ts";
@@ -130,11 +131,27 @@ export interface PetStore extends Operations {
    * the data): a request's read, else one `ready()` makes itself. False while the breaker is open.
    */
   ready(): Promise<boolean>;
+  /**
+   * `ready()` with the reason when not: the storage does not answer, or an import into it is
+   * unfinished (contract 1.4: reads are served, creates refused until it is finished or abandoned).
+   * @example const { ready, reason } = await store.readiness()
+   */
+  readiness(): Promise<Readiness>;
   /** Closes the storage. Idempotent. */
   close(): Promise<void>;
   readonly basePath: string;
   readonly maxBodyBytes: number;
 }
+
+/** What `readiness()` answers. */
+export interface Readiness {
+  ready: boolean;
+  /** Why not, in words for an operator: present when `ready` is false. */
+  reason?: string;
+}
+
+/** What readiness says when the storage does not answer. */
+const NOT_ANSWERING = "the storage does not answer";
 
 /** What an adapter needs of a store: its answers, where it lives and how large a body it takes. */
 export type AdapterStore = Pick<PetStore, "respond" | "basePath" | "maxBodyBytes">;
@@ -285,10 +302,19 @@ export function createPetStore(options: PetStoreOptions): PetStore {
   const basePath = checkBasePath(options.basePath ?? "/v1");
   const maxBodyBytes = checkPositive("maxBodyBytes", options.maxBodyBytes ?? 64 * 1024);
   const timeoutMs = checkPositive("operationTimeoutMs", options.operationTimeoutMs ?? 2000);
-  const onError = reportFailuresOnce(options.onError ?? reportToConsole);
+  const report = reportFailuresOnce(options.onError ?? reportToConsole);
   const rules = checkRules(options.rules);
   const ttlMs = checkPositive("idempotencyTtlMs", options.idempotencyTtlMs ?? DEFAULT_IDEMPOTENCY_TTL_MS);
-  const observe = options.observe === undefined ? undefined : safeObserver(options.observe, onError);
+  const observe = options.observe === undefined ? undefined : safeObserver(options.observe, report);
+  // Each invalid record met is observed (a metric counts them all); its report comes once a minute.
+  const onError =
+    observe === undefined
+      ? report
+      : (error: unknown) => {
+          const record = invalidRecordOf(error);
+          if (record !== undefined) observe({ kind: "invalidRecord", backend: record.backend });
+          report(error);
+        };
   // Storage that cannot hang needs no breaker and no timer, and answers readiness from a read of its own each time.
   const mayHang = !cannotHang(storage);
   const breakerOptions = checkBreaker(options.breaker);
@@ -310,9 +336,11 @@ export function createPetStore(options: PetStoreOptions): PetStore {
   );
   const rateLimiter =
     rateLimit === undefined ? undefined : makeRateLimiter(rateLimit, storage.rateCounter, guard, onError);
+  const imports = watchImports(storage, guard);
   reportStorageTo(storage, (error) => onError(error));
   const ops = createOperations(storage, {
     guard,
+    imports,
     timeoutMs,
     rules,
     onError: (error) => onError(error),
@@ -364,6 +392,31 @@ export function createPetStore(options: PetStoreOptions): PetStore {
     }
   };
 
+  /** Whether the storage answered a read lately, else after one now (probes that come together share it). */
+  const readLately = (): Promise<boolean> => {
+    if (reads?.readLately() === true && breaker?.isOpen !== true) return Promise.resolve(true);
+    if (readying === undefined) {
+      const read = readOnce();
+      readying = read;
+      read.then(() => {
+        readying = undefined;
+      });
+    }
+    return readying;
+  };
+  const readiness = async (): Promise<Readiness> => {
+    if (imports !== undefined) {
+      try {
+        if ((await imports.current()) !== undefined) return { ready: false, reason: UNFINISHED_IMPORT };
+      } catch (error) {
+        // A mark that cannot be read fails closed; a storage that does not answer says so.
+        const reason = isPetStoreError(error, "internal_error") ? UNFINISHED_IMPORT : NOT_ANSWERING;
+        return { ready: false, reason };
+      }
+    }
+    return (await readLately()) ? { ready: true } : { ready: false, reason: NOT_ANSWERING };
+  };
+
   return {
     listPets: (query) => inProcess("listPets", () => ops.listPets(checkListQuery(query))),
     createPet: ((input: unknown, options?: CreateContext & Partial<IdempotentCreateOptions>) =>
@@ -380,16 +433,12 @@ export function createPetStore(options: PetStoreOptions): PetStore {
     basePath,
     maxBodyBytes,
     ready() {
-      if (reads?.readLately() === true && breaker?.isOpen !== true) return Promise.resolve(true);
-      if (readying === undefined) {
-        const read = readOnce();
-        readying = read;
-        read.then(() => {
-          readying = undefined;
-        });
+      if (imports === undefined && reads?.readLately() === true && breaker?.isOpen !== true) {
+        return Promise.resolve(true);
       }
-      return readying;
+      return readiness().then((answer) => answer.ready);
     },
+    readiness,
     close() {
       closing ??= storage.close();
       return closing;

@@ -1,7 +1,8 @@
 /**
  * The standalone server's Prometheus metrics, built on the store's `observe` option:
  * `http_server_request_duration_seconds`, `petstore_storage_operation_duration_seconds`,
- * `petstore_storage_errors_total`, the storage breaker's state and changes, `petstore_rate_limited_total`, and the process's
+ * `petstore_storage_errors_total`, the storage breaker's state and changes, `petstore_rate_limited_total`,
+ * `petstore_invalid_records_total`, and the process's
  * default metrics, on a port of their own.
  * prom-client (an optional peer) is loaded only when PETSTORE_METRICS_PORT is set.
  */
@@ -159,6 +160,13 @@ export function createMetrics(prom: PromClient): Metrics {
     registers: [registry],
   });
 
+  const invalidRecords = new prom.Counter({
+    name: "petstore_invalid_records_total",
+    help: "Stored records met that cannot be read (a pet's own read answers 500, a page leaves it out).",
+    labelNames: ["backend"],
+    registers: [registry],
+  });
+
   // Called for every request and storage call: no closure, and series found through maps keyed by
   // the values themselves (a key string built per call would be hashed per call).
   const byRoute = new Map<string | undefined, Map<number, Map<string, Series>>>();
@@ -197,6 +205,10 @@ export function createMetrics(prom: PromClient): Metrics {
     }
     if (o.kind === "rateLimited") {
       rateLimited.inc();
+      return;
+    }
+    if (o.kind === "invalidRecord") {
+      invalidRecords.inc({ backend: o.backend });
       return;
     }
     const { operation, backend } = o;

@@ -5,6 +5,7 @@
  */
 import type { Awaitable } from "../awaitable.ts";
 import type { Pet, PetStatus } from "../schemas.ts";
+import type { InvalidRecordError } from "./failures.ts";
 
 export type PetData = Omit<Pet, "id">;
 
@@ -15,6 +16,13 @@ export interface ListPage {
   after: number;
   /** At most this many pets. */
   limit: number;
+  /**
+   * When given, a stored pet that cannot be decoded is left out of the page and told here (the page
+   * then reads on past it, so that it still holds `limit` pets when there are as many); without it,
+   * the page fails with that `InvalidRecordError` (an export wants to know). A storage that does
+   * not look at it fails the page.
+   */
+  onInvalid?: ((error: InvalidRecordError) => void) | undefined;
 }
 
 /** The key record of an idempotent create. */
@@ -68,6 +76,33 @@ export interface StorageTransfer {
    * unexpired record of the same scope and key differs, nothing is written and it is answered.
    */
   putKeys(records: readonly KeyRecord[], now: number): Promise<{ written: number } | { conflict: KeyRecord }>;
+  /**
+   * The mark of an import that started and did not finish, or undefined. Optional, with
+   * `setImportMark` and `undoImport`: a storage without them is imported into without a mark.
+   */
+  importMark?(): Promise<ImportMark | undefined>;
+  /** Sets the mark (before an import's first write), or clears it with undefined (after its last). */
+  setImportMark?(mark: ImportMark | undefined): Promise<void>;
+  /**
+   * Undoes what the import of `mark` wrote: the pets of its ranges, the key records of those pets,
+   * and the sequence set back to `mark.lastId`, in batches; the mark itself stays until cleared.
+   */
+  undoImport?(mark: ImportMark): Promise<{ pets: number; keys: number }>;
+}
+
+/**
+ * What a store keeps of an import while it is unfinished (contract 1.4): which input it is and what
+ * it writes, so that the same import can finish it and `petstore import --abandon` can undo it.
+ */
+export interface ImportMark {
+  /** SHA-256 (hex) of the input as it was checked: the same import when it matches. */
+  input: string;
+  /** When the import started (an ISO time). */
+  startedAt: string;
+  /** The last id the sequence had handed out before the import moved it. */
+  lastId: number;
+  /** The ids of the pets the import writes (those not stored when it started), as ascending `[first, last]` ranges. */
+  pets: [number, number][];
 }
 
 /** One lease asked of a shared counter. */

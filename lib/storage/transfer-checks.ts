@@ -1,9 +1,10 @@
 /**
  * What every backend's transfer calls decide alike: which pets of a batch are still to write and
- * whether one meets another pet at its id, and the same for key records.
+ * whether one meets another pet at its id, the same for key records, and an import's mark as text.
  */
 import type { Pet } from "../schemas.ts";
-import type { KeyRecord } from "./port.ts";
+import { InvalidRecordError } from "./failures.ts";
+import type { ImportMark, KeyRecord } from "./port.ts";
 
 /** True when `a` and `b` are the same pet, field by field. */
 export const samePet = (a: Pet, b: Pet): boolean =>
@@ -61,4 +62,30 @@ export function freshKeys(
     else if (!sameKeyRecord(there, record)) return { conflict: record };
   }
   return { fresh };
+}
+
+/** An import's mark as a backend stores it: JSON text. */
+export const markText = (mark: ImportMark): string => JSON.stringify(mark);
+
+/**
+ * The mark of a stored text, checked for its shape: anything else is an invalid record at `where`
+ * (an unfinished import whose mark cannot be read fails closed: creates stay refused).
+ */
+export function markOfText(text: unknown, backend: string, where: string): ImportMark {
+  let value: unknown;
+  try {
+    value = JSON.parse(String(text));
+  } catch {}
+  const mark = value as Partial<ImportMark> | undefined;
+  const isId = (n: unknown) => typeof n === "number" && Number.isSafeInteger(n) && n >= 0;
+  if (
+    typeof mark?.input === "string" &&
+    typeof mark.startedAt === "string" &&
+    isId(mark.lastId) &&
+    Array.isArray(mark.pets) &&
+    mark.pets.every((range) => Array.isArray(range) && range.length === 2 && range.every(isId) && range[0] <= range[1])
+  ) {
+    return { input: mark.input, startedAt: mark.startedAt, lastId: mark.lastId as number, pets: mark.pets };
+  }
+  throw new InvalidRecordError(backend, where, "not an import's mark");
 }

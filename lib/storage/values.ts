@@ -8,6 +8,7 @@ import Keyv, { type KeyvStoreAdapter } from "keyv";
 import type { Pet } from "../schemas.ts";
 import { isPet, MAX_ID } from "../schemas.ts";
 import { InvalidRecordError } from "./failures.ts";
+import type { ListPage } from "./port.ts";
 
 const UNDECODABLE = Symbol("undecodable");
 
@@ -272,6 +273,37 @@ export async function readPet(
   const [indexed, first] = await Promise.all([isIndexed(), readValue()]);
   if (!indexed) return undefined;
   return toPet(first === undefined ? await readValue() : first, id, names);
+}
+
+/**
+ * The pets of `page` without those whose record cannot be decoded, each told to `page.onInvalid`
+ * (a page that met one: the slow path). Rows are read in runs after the last one examined, so the
+ * page still holds `page.limit` pets when the store has as many. `readRows(after, count)`: up to
+ * `count` rows with ids above `after`, ascending, each with its id.
+ * @example return readPageSkipping(page, readRows, (row) => petOf(row))
+ */
+export async function readPageSkipping<Row extends { id: number }>(
+  page: ListPage,
+  readRows: (after: number, count: number) => Promise<Row[]>,
+  decode: (row: Row) => Pet,
+): Promise<Pet[]> {
+  const pets: Pet[] = [];
+  let after = page.after;
+  for (;;) {
+    const wanted = page.limit - pets.length;
+    const rows = await readRows(after, wanted);
+    for (const row of rows) {
+      try {
+        pets.push(decode(row));
+      } catch (error) {
+        if (!(error instanceof InvalidRecordError) || page.onInvalid === undefined) throw error;
+        page.onInvalid(error);
+      }
+    }
+    const last = rows[rows.length - 1];
+    if (rows.length < wanted || last === undefined || pets.length >= page.limit) return pets;
+    after = last.id;
+  }
 }
 
 /** The error of a call on a closed store (reported as storage_unavailable). */

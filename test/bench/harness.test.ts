@@ -277,7 +277,10 @@ test("bench --against: each row runs in pairs, alternating which side goes first
   assert.equal(rows[0]?.ours, [1.0, 0.9, 0.8]);
   assert.equal(rows[0]?.theirs, [0.5, 1.0, 0.8]);
   assert.equal(rows[0]?.ratios, [2, 0.9, 1]);
-  assert.match(againstTable(rows, "3fcb4f5e5e17"), /^\| P1 \| 0\.900 \(0\.800–1\.000\) \| 0\.800 \(0\.500–1\.000\) \| 1\.000 \(0\.900–2\.000\) \(3\) \|$/m);
+  assert.match(
+    againstTable(rows, "3fcb4f5e5e17"),
+    /^\| P1 \| 0\.900 \(0\.800–1\.000\) \| 0\.800 \(0\.500–1\.000\) \| 1\.000 \(0\.900–2\.000\) \(3\) \|$/m,
+  );
 });
 
 test("bench --against HEAD builds it in a worktree, alternates the rows with it, prints the table and removes the worktree", async () => {
@@ -285,8 +288,14 @@ test("bench --against HEAD builds it in a worktree, alternates the rows with it,
   const before = worktrees();
   const run = await bench(["--quick", "--against", "HEAD", "--pairs", "1", "H1"], 600_000);
   assert.is(run.status, 0, run.stderr);
-  assert.match(run.stdout, /^\| row \| this checkout \/ baseline \| [0-9a-f]{7} \/ baseline \| this \/ [0-9a-f]{7} \(pairs\) \|$/m);
-  assert.match(run.stdout, /^\| H1 \| [0-9.]+ \([0-9.]+–[0-9.]+\) \| [0-9.]+ \([0-9.]+–[0-9.]+\) \| [0-9.]+ \([0-9.]+–[0-9.]+\) \(1\) \|$/m);
+  assert.match(
+    run.stdout,
+    /^\| row \| this checkout \/ baseline \| [0-9a-f]{7} \/ baseline \| this \/ [0-9a-f]{7} \(pairs\) \|$/m,
+  );
+  assert.match(
+    run.stdout,
+    /^\| H1 \| [0-9.]+ \([0-9.]+–[0-9.]+\) \| [0-9.]+ \([0-9.]+–[0-9.]+\) \| [0-9.]+ \([0-9.]+–[0-9.]+\) \(1\) \|$/m,
+  );
   assert.match(run.stderr, /H1 pair 1, ours [0-9.]+/);
   assert.match(run.stderr, /H1 pair 1, theirs [0-9.]+/);
   assert.is(worktrees(), before, "the worktree is gone again");

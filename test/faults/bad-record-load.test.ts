@@ -68,7 +68,8 @@ for (const backend of backends("bad record load", { memory: false }) as Backend[
       await raw.writeValue(ns, pet.id, value(pet.id));
       bad.push(`/v1/pets/${pet.id}`);
     }
-    bad.push("/v1/pets?limit=100");
+    // A page that holds them is served without them (contract 1.4).
+    const page = "/v1/pets?limit=100";
     const server = createServer(createNodeHandler(store));
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -76,14 +77,14 @@ for (const backend of backends("bad record load", { memory: false }) as Backend[
       const until = performance.now() + SECONDS * 1000;
       const [bystander, ...attackers] = await Promise.all([
         loop(base, [`/v1/pets/${healthy.id}`], until),
-        ...[0, 1, 2, 3].map(() => loop(base, bad, until)),
+        ...[0, 1, 2, 3].map(() => loop(base, [...bad, page], until)),
       ]);
       const total = [...(bystander as Map<number | string, number>).values()].reduce((a, b) => a + b, 0);
       const ok = bystander?.get(200) ?? 0;
       const summary = JSON.stringify({ bystander: [...(bystander ?? [])], attackers: attackers.map((a) => [...a]) });
       assert.ok(total > 20, `the bystander made requests: ${summary}`);
       assert.ok(ok >= 0.99 * total, `bystander 200 on ${ok} of ${total}: ${summary}`);
-      for (const counts of attackers) assert.equal([...counts.keys()], [500], summary);
+      for (const counts of attackers) assert.equal([...counts.keys()].sort(), [200, 500], summary);
       assert.equal(breaker, [], "the breaker never opened");
       assert.ok(await store.ready(), "ready");
     } finally {

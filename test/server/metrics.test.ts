@@ -12,6 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
+import { createPetStore, InvalidRecordError } from "../../lib/index.ts";
 import { type Child, spawnServer, startedUrl } from "../support/server-child.ts";
 
 const KEY = "metrics-test-key-5f2c9d";
@@ -165,6 +166,44 @@ test("metrics: a failed storage call counts in petstore_storage_errors_total (th
     samples(text, "petstore_storage_operation_duration_seconds_count"),
     new Map([['operation="getPet",backend="redis"', 2]]),
   );
+});
+
+test("metrics: petstore_invalid_records_total counts every bad record a store meets, by backend, while onError hears each key once a minute", async () => {
+  const { createMetrics, loadPromClient } = await import("../../server/metrics.ts");
+  const metrics = createMetrics(await loadPromClient());
+  const reports: unknown[] = [];
+  const bad = new InvalidRecordError("custom", "pets:2", "not valid JSON");
+  const pet = { id: 1, name: "Rex", categoryId: 1, status: "sold" as const };
+  const store = createPetStore({
+    auth: ["k"],
+    observe: metrics.observe,
+    onError: (error) => reports.push(error),
+    storage: {
+      kind: "custom",
+      create: () => Promise.reject(new Error("read only")),
+      get: () => Promise.reject(bad),
+      list: ({ onInvalid }) => {
+        onInvalid?.(bad);
+        return Promise.resolve([pet]);
+      },
+      ping: async () => {},
+      close: async () => {},
+    },
+  });
+  for (let i = 0; i < 3; i++) {
+    assert.is(
+      (await store.handle({ method: "GET", path: "/v1/pets", headers: { authorization: "Bearer k" } })).status,
+      200,
+    );
+    assert.is(
+      (await store.handle({ method: "GET", path: "/v1/pets/2", headers: { authorization: "Bearer k" } })).status,
+      500,
+    );
+  }
+  const text = await metrics.registry.metrics();
+  promtool(text);
+  assert.equal(samples(text, "petstore_invalid_records_total"), new Map([['backend="custom"', 6]]));
+  assert.is(reports.length, 1, "reported once a minute");
 });
 
 test("metrics: the storage breaker's state (petstore_storage_breaker_open) and its changes are counted", async () => {

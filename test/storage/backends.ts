@@ -275,7 +275,7 @@ export function postgresBackend(): Backend {
     },
     async cleanup(namespaces) {
       for (const ns of namespaces) {
-        await query(`DROP TABLE IF EXISTS ${ns}_values, ${ns}_index, ${ns}_idempotency`);
+        await query(`DROP TABLE IF EXISTS ${ns}_values, ${ns}_index, ${ns}_idempotency, ${ns}_rate, ${ns}_meta`);
         await query(`DROP SEQUENCE IF EXISTS ${ns}_id_seq`);
       }
       const p = pool;

@@ -78,6 +78,7 @@ s("openStorage: sqlite:<path> opens (and creates) the file, ?namespace= names it
   assert.equal(await tablesOf(path), [
     "shop_eu_idempotency",
     "shop_eu_index",
+    "shop_eu_meta",
     "shop_eu_rate",
     "shop_eu_seq",
     "shop_eu_values",
@@ -88,11 +89,13 @@ s("openStorage: sqlite:<path> opens (and creates) the file, ?namespace= names it
   assert.equal(await tablesOf(path), [
     "petstore_idempotency",
     "petstore_index",
+    "petstore_meta",
     "petstore_rate",
     "petstore_seq",
     "petstore_values",
     "shop_eu_idempotency",
     "shop_eu_index",
+    "shop_eu_meta",
     "shop_eu_rate",
     "shop_eu_seq",
     "shop_eu_values",
@@ -215,6 +218,8 @@ if (postgresUp) {
         `${RUN}_open_index`,
         `${RUN}_open_index_pkey`,
         `${RUN}_open_index_status_id`,
+        `${RUN}_open_meta`, // an unfinished import's mark (issue 56)
+        `${RUN}_open_meta_pkey`,
         `${RUN}_open_rate`, // the rate limits' counts (issue 47)
         `${RUN}_open_rate_pkey`,
         `${RUN}_open_values`,

@@ -29,7 +29,10 @@ export interface PgNamedQuery {
 
 /** The part of `pg` used here (its types are not a dependency). */
 interface PgQueryable {
-  query(sql: string | PgNamedQuery, params?: unknown[]): Promise<{ rows: Record<string, unknown>[] }>;
+  query(
+    sql: string | PgNamedQuery,
+    params?: unknown[],
+  ): Promise<{ rows: Record<string, unknown>[]; rowCount?: number | null }>;
 }
 export interface PgPool extends PgQueryable {
   connect(): Promise<PgQueryable & { release(error?: Error): void }>;
@@ -71,7 +74,7 @@ export async function createSchema(pool: PgPool, schema: string, table: string):
       `${schema}.${table}_index_status_id`,
       `${qualified}_idempotency`,
     ];
-    names.push(`${schema}.${table}_idempotency_expires_at`, `${qualified}_rate`);
+    names.push(`${schema}.${table}_idempotency_expires_at`, `${qualified}_rate`, `${qualified}_meta`);
     const { rows } = await client.query(
       "SELECT bool_and(to_regclass(name) IS NOT NULL) AS ready FROM unnest($1::text[]) AS name",
       [names],
@@ -101,6 +104,10 @@ export async function createSchema(pool: PgPool, schema: string, table: string):
     // The rate limits' counts: one row per caller and window (postgres/rate.ts).
     await client.query(
       `CREATE TABLE IF NOT EXISTS ${qualified}_rate (scope text COLLATE "C" NOT NULL, win bigint NOT NULL, used bigint NOT NULL, granted bigint NOT NULL, expires_at bigint NOT NULL, PRIMARY KEY (scope, win))`,
+    );
+    // What the store says of itself, by name: an unfinished import's mark (postgres/transfer.ts).
+    await client.query(
+      `CREATE TABLE IF NOT EXISTS ${qualified}_meta (name text COLLATE "C" PRIMARY KEY, value text NOT NULL)`,
     );
     await client.query("COMMIT");
     client.release();

@@ -9,10 +9,18 @@ import type { Pet, PetStatus } from "../../schemas.ts";
 import { PET_STATUSES } from "../../schemas.ts";
 import { redactUrl, StorageConfigError, unreachable } from "../config-error.ts";
 import { loadDriver, requireFromDriver } from "../driver.ts";
-import { blamed } from "../failures.ts";
+import { blamed, InvalidRecordError } from "../failures.ts";
 import type { CreateOnceResult, IdempotencyRecord, ListPage, PetStorage } from "../port.ts";
 import { REPORT_TO } from "../report-to.ts";
-import { indexedId, makeKeyvPetReader, petValues, type RecordNames, readPet, storageClosed } from "../values.ts";
+import {
+  indexedId,
+  makeKeyvPetReader,
+  petValues,
+  type RecordNames,
+  readPageSkipping,
+  readPet,
+  storageClosed,
+} from "../values.ts";
 import {
   createSchema,
   nameStatement,
@@ -144,6 +152,15 @@ export async function postgresStorage(options: PostgresStorageOptions): Promise<
     return statement;
   };
 
+  /** Up to `limit` index rows of `status` with ids above `after`, each with Keyv's value (null when missing). */
+  const readRows = async (status: PetStatus | undefined, after: number, limit: number) => {
+    try {
+      return (await pool.query(findPageStatement(status, limit)([after]))).rows;
+    } catch (error) {
+      throw blamed(error, "postgres", names.index, postgresBlamesValue);
+    }
+  };
+
   return {
     kind: "postgres",
     // Every pet it returns was checked where it was decoded (lib/storage/values.ts).
@@ -171,20 +188,23 @@ export async function postgresStorage(options: PostgresStorageOptions): Promise<
         throw blamed(error, "postgres", names.pet(id), postgresBlamesValue);
       }
     },
-    async list({ status, after, limit }: ListPage): Promise<Pet[]> {
+    async list(page: ListPage): Promise<Pet[]> {
       ensureOpen();
-      let rows: Record<string, unknown>[];
-      try {
-        rows = (await pool.query(findPageStatement(status, limit)([after]))).rows;
-      } catch (error) {
-        throw blamed(error, "postgres", names.index, postgresBlamesValue);
-      }
+      const rows = await readRows(page.status, page.after, page.limit);
       const pets: Pet[] = new Array(rows.length);
-      for (let i = 0; i < rows.length; i++) {
-        const row = rows[i] as Record<string, unknown>;
-        pets[i] = readPageValue(indexedId(row.id, names), row.value);
+      try {
+        for (let i = 0; i < rows.length; i++) {
+          const row = rows[i] as Record<string, unknown>;
+          pets[i] = readPageValue(indexedId(row.id, names), row.value);
+        }
+        return pets;
+      } catch (error) {
+        if (!(error instanceof InvalidRecordError) || page.onInvalid === undefined) throw error;
+        // A page that met a bad record: read again, leaving out each pet that cannot be decoded.
+        const numbered = async (from: number, count: number) =>
+          (await readRows(page.status, from, count)).map((row) => ({ id: indexedId(row.id, names), value: row.value }));
+        return readPageSkipping(page, numbered, (row) => readPageValue(row.id, row.value));
       }
-      return pets;
     },
     async ping() {
       ensureOpen();
@@ -206,7 +226,7 @@ export async function postgresStorage(options: PostgresStorageOptions): Promise<
       const client = await pool.connect();
       try {
         await client.query("BEGIN");
-        const own = [`${table}_index`, `${table}_values`, `${table}_idempotency`, `${table}_rate`];
+        const own = [`${table}_index`, `${table}_values`, `${table}_idempotency`, `${table}_rate`, `${table}_meta`];
         const { rows } = await client.query(
           "SELECT table_name FROM information_schema.tables WHERE table_schema = $1 AND table_name = ANY($2)",
           [schema, own],

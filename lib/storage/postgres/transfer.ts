@@ -5,10 +5,10 @@
  */
 import type Keyv from "keyv";
 import type { Pet } from "../../schemas.ts";
-import type { KeyRecord, StorageTransfer } from "../port.ts";
-import { freshKeys, keyName, keyRecordOfRow, missingPets } from "../transfer-checks.ts";
+import type { ImportMark, KeyRecord, StorageTransfer } from "../port.ts";
+import { freshKeys, keyName, keyRecordOfRow, markOfText, markText, missingPets } from "../transfer-checks.ts";
 import { keyvTextAround, petOfKeyvText, type RecordNames } from "../values.ts";
-import type { PgPool } from "./connection.ts";
+import { type PgPool, UNIQUE_VIOLATION } from "./connection.ts";
 
 /** Key records read per query. */
 const KEY_PAGE = 1000;
@@ -72,6 +72,40 @@ export function makePostgresTransfer({
     if (last > taken) await client.query("SELECT setval($1, $2, true)", [sequence, last]);
   };
 
+  /** Writes the pets of `pets` not stored yet, in one transaction (see `putPets`). */
+  const writePets = (pets: readonly Pet[]): Promise<{ written: number } | { conflict: number }> =>
+    inTransaction<{ written: number } | { conflict: number }>(async (client) => {
+      const ids = pets.map((pet) => pet.id);
+      const { rows } = await client.query(
+        `SELECT i.id, (SELECT v.value FROM ${qualified}_values v WHERE v.key = 'pets:' || i.id) AS value
+           FROM ${qualified}_index i WHERE i.id = ANY($1::bigint[])`,
+        [ids],
+      );
+      const there = new Map(rows.map((row) => [Number(row.id), row.value]));
+      const batch = missingPets(pets, (pet) =>
+        there.has(pet.id) ? petOfKeyvText(pet.id, there.get(pet.id), values, names) : undefined,
+      );
+      if ("conflict" in batch) return { commit: false, result: batch };
+      const { missing } = batch;
+      if (missing.length > 0) {
+        const texts = missing.map((pet) => {
+          const [head, tail] = keyvTextAround(values, pet);
+          return head + pet.id + tail;
+        });
+        await client.query(
+          `INSERT INTO ${qualified}_values (key, value) SELECT * FROM unnest($1::text[], $2::text[])
+             ON CONFLICT (key) DO UPDATE SET value = excluded.value`,
+          [missing.map((pet) => `pets:${pet.id}`), texts],
+        );
+        await client.query(
+          `INSERT INTO ${qualified}_index (id, status) SELECT * FROM unnest($1::bigint[], $2::text[])`,
+          [missing.map((pet) => pet.id), missing.map((pet) => pet.status)],
+        );
+      }
+      await moveSequence(client, Math.max(...ids));
+      return { commit: true, result: { written: missing.length } };
+    });
+
   return {
     async nextId() {
       ensureOpen();
@@ -95,37 +129,13 @@ export function makePostgresTransfer({
     },
     async putPets(pets: readonly Pet[]) {
       if (pets.length === 0) return { written: 0 };
-      return inTransaction<{ written: number } | { conflict: number }>(async (client) => {
-        const ids = pets.map((pet) => pet.id);
-        const { rows } = await client.query(
-          `SELECT i.id, (SELECT v.value FROM ${qualified}_values v WHERE v.key = 'pets:' || i.id) AS value
-             FROM ${qualified}_index i WHERE i.id = ANY($1::bigint[])`,
-          [ids],
-        );
-        const there = new Map(rows.map((row) => [Number(row.id), row.value]));
-        const batch = missingPets(pets, (pet) =>
-          there.has(pet.id) ? petOfKeyvText(pet.id, there.get(pet.id), values, names) : undefined,
-        );
-        if ("conflict" in batch) return { commit: false, result: batch };
-        const { missing } = batch;
-        if (missing.length > 0) {
-          const texts = missing.map((pet) => {
-            const [head, tail] = keyvTextAround(values, pet);
-            return head + pet.id + tail;
-          });
-          await client.query(
-            `INSERT INTO ${qualified}_values (key, value) SELECT * FROM unnest($1::text[], $2::text[])
-               ON CONFLICT (key) DO UPDATE SET value = excluded.value`,
-            [missing.map((pet) => `pets:${pet.id}`), texts],
-          );
-          await client.query(
-            `INSERT INTO ${qualified}_index (id, status) SELECT * FROM unnest($1::bigint[], $2::text[])`,
-            [missing.map((pet) => pet.id), missing.map((pet) => pet.status)],
-          );
-        }
-        await moveSequence(client, Math.max(...ids));
-        return { commit: true, result: { written: missing.length } };
-      });
+      try {
+        return await writePets(pets);
+      } catch (error) {
+        // Another import wrote some of them since this one looked: look again (the same pets are skipped).
+        if ((error as { code?: unknown }).code !== UNIQUE_VIOLATION) throw error;
+        return writePets(pets);
+      }
     },
     async advanceIds(next: number) {
       if (next <= 1) return;
@@ -133,6 +143,49 @@ export function makePostgresTransfer({
         await moveSequence(client, next - 1);
         return { commit: true, result: undefined };
       });
+    },
+    async importMark() {
+      ensureOpen();
+      const [row] = (await pool.query(`SELECT value FROM ${qualified}_meta WHERE name = 'import'`)).rows;
+      return row === undefined ? undefined : markOfText(row.value, "postgres", `${qualified}_meta:import`);
+    },
+    async setImportMark(mark: ImportMark | undefined) {
+      ensureOpen();
+      if (mark === undefined) await pool.query(`DELETE FROM ${qualified}_meta WHERE name = 'import'`);
+      else {
+        await pool.query(
+          `INSERT INTO ${qualified}_meta (name, value) VALUES ('import', $1) ON CONFLICT (name) DO UPDATE SET value = excluded.value`,
+          [markText(mark)],
+        );
+      }
+    },
+    async undoImport(mark: ImportMark) {
+      let pets = 0;
+      let keys = 0;
+      // One transaction per range: its values, index entries and key records.
+      for (const [first, last] of mark.pets) {
+        const removed = await inTransaction(async (client) => {
+          const range = [first, last];
+          await client.query(
+            `DELETE FROM ${qualified}_values WHERE key IN (SELECT 'pets:' || id FROM ${qualified}_index WHERE id BETWEEN $1 AND $2)`,
+            range,
+          );
+          const index = await client.query(`DELETE FROM ${qualified}_index WHERE id BETWEEN $1 AND $2`, range);
+          const records = await client.query(
+            `DELETE FROM ${qualified}_idempotency WHERE pet_id BETWEEN $1 AND $2`,
+            range,
+          );
+          return { commit: true, result: { pets: Number(index.rowCount), keys: Number(records.rowCount) } };
+        });
+        pets += removed.pets;
+        keys += removed.keys;
+      }
+      await inTransaction(async (client) => {
+        await client.query(`ALTER SEQUENCE ${sequence} MAXVALUE 9007199254740991`);
+        await client.query("SELECT setval($1, $2, $3)", [sequence, Math.max(1, mark.lastId), mark.lastId > 0]);
+        return { commit: true, result: undefined };
+      });
+      return { pets, keys };
     },
     async putKeys(records: readonly KeyRecord[], now: number) {
       if (records.length === 0) return { written: 0 };

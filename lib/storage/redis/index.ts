@@ -20,6 +20,7 @@ import {
   petOfKeyvText,
   petValues,
   type RecordNames,
+  readPageSkipping,
   readPet,
   sequenceExhausted,
   storageClosed,
@@ -363,6 +364,18 @@ function buildStore(
     throw new Error("redis storage: unexpected reply of the write script");
   }
 
+  /** Up to `count` index rows of `status` with ids above `after`, each with its value's text: a page's slow path. */
+  async function readRows(status: PetStatus | undefined, after: number, count: number) {
+    const ids = await blameKeys(
+      commands.zRangeByScore(keys.index(status), `(${after}`, "+inf", { LIMIT: { offset: 0, count } }),
+      [keys.index(status)],
+    );
+    if (ids.length === 0) return [];
+    const raws = await commands.mGet(ids.map((id) => keys.value(String(id))));
+    return ids.map((id, i) => ({ id: indexedId(id, names), raw: raws[i] }));
+  }
+  const readRow = (row: { id: number; raw: unknown }) => readPageValue(row.id, row.raw);
+
   return {
     kind: "redis",
     // Every pet it returns was checked where it was decoded (lib/storage/values.ts).
@@ -400,8 +413,9 @@ function buildStore(
         () => blameKeys(values.get(String(id)), [keys.value(String(id))]),
       );
     },
-    async list({ status, after, limit }: ListPage): Promise<Pet[]> {
+    async list(page: ListPage): Promise<Pet[]> {
       ensureOpen();
+      const { status, after, limit } = page;
       // The guessed values are asked with the index, in the same write: one round trip when right.
       const guess = pages.guessOf(status, after, limit);
       let ids: unknown[];
@@ -416,10 +430,15 @@ function buildStore(
       }
       // Ids stay the members' text: the client decodes integer replies imprecisely near 2^53.
       const petsOf = (raws: unknown[]) => ids.map((id, i) => readPageValue(indexedId(id, names), raws[i]));
-      if (guess !== undefined && guessed !== undefined && guessHolds(guess, ids)) return petsOf(guessed);
-      const read = ids.map(String);
-      pages.learn(status, after, limit, read);
-      return read.length === 0 ? [] : petsOf(await commands.mGet(read.map(keys.value)));
+      try {
+        if (guess !== undefined && guessed !== undefined && guessHolds(guess, ids)) return petsOf(guessed);
+        const read = ids.map(String);
+        pages.learn(status, after, limit, read);
+        return read.length === 0 ? [] : petsOf(await commands.mGet(read.map(keys.value)));
+      } catch (error) {
+        if (!(error instanceof InvalidRecordError) || page.onInvalid === undefined) throw error;
+        return readPageSkipping(page, (from, count) => readRows(status, from, count), readRow);
+      }
     },
     async ping() {
       ensureOpen();

@@ -253,6 +253,29 @@ end
 return {'written', tostring(written)}
 `);
 
+/** Sets the key to the text, or removes it for an empty text: an import's mark. KEYS: the mark. ARGV: the text. */
+export const SET_MARK = hashScript(`
+if ARGV[1] == '' then redis.call('DEL', KEYS[1]) else redis.call('SET', KEYS[1], ARGV[1]) end
+return {'done'}
+`);
+
+/**
+ * Removes pets an unfinished import wrote (its undo), atomic: their values and their entries in
+ * every index. KEYS: the index of all pets, the indexes of available, pending, sold, then each pet's
+ * value. ARGV: the pets' ids.
+ */
+export const REMOVE_PETS = hashScript(`
+for i = 5, #KEYS do redis.call('DEL', KEYS[i]) end
+for i = 1, 4 do redis.call('ZREM', KEYS[i], unpack(ARGV)) end
+return {'removed', tostring(#ARGV)}
+`);
+
+/** Sets the sequence back to where it stood (an import's undo). KEYS: the sequence. ARGV: the last id taken. */
+export const SET_SEQUENCE = hashScript(`
+redis.call('SET', KEYS[1], ARGV[1])
+return {'done'}
+`);
+
 /**
  * A lease of a caller's rate limit window (redis/rate.ts): grants up to the wanted count, never
  * past the limit, and sets the window's key to expire. KEYS: the window's count. ARGV: wanted,

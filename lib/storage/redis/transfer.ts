@@ -6,12 +6,22 @@
 import type Keyv from "keyv";
 import type { Pet, PetStatus } from "../../schemas.ts";
 import { InvalidRecordError } from "../failures.ts";
-import type { KeyRecord, StorageTransfer } from "../port.ts";
-import { missingPets } from "../transfer-checks.ts";
+import type { ImportMark, KeyRecord, StorageTransfer } from "../port.ts";
+import { markOfText, markText, missingPets } from "../transfer-checks.ts";
 import { keyvTextAround, petOfKeyvText, type RecordNames } from "../values.ts";
 import type { RedisConnection } from "./connection.ts";
 import type { IdTaking } from "./id-guess.ts";
-import { blameKeys, PUT_PETS, PUT_RECORDS, RAISE_SEQUENCE, readReply, runScript } from "./scripts.ts";
+import {
+  blameKeys,
+  PUT_PETS,
+  PUT_RECORDS,
+  RAISE_SEQUENCE,
+  REMOVE_PETS,
+  readReply,
+  runScript,
+  SET_MARK,
+  SET_SEQUENCE,
+} from "./scripts.ts";
 
 /** Where the store's data lives (redis/index.ts, nameKeys). */
 export interface RedisKeyNames {
@@ -32,6 +42,9 @@ export interface RedisTransferParts {
   ensureOpen(): void;
   names: RecordNames;
 }
+
+/** Pets removed per script when an import is undone. */
+const UNDO_BATCH = 1000;
 
 /** KEYS numbers of the status indexes in PUT_PETS. */
 const STATUS_KEY: Record<PetStatus, string> = { available: "3", pending: "4", sold: "5" };
@@ -58,6 +71,7 @@ export function makeRedisTransfer({
   names,
 }: RedisTransferParts): StorageTransfer {
   const { commands, exact } = connection;
+  const markKey = `${keys.prefix}:import`;
   const notAnInteger = () => new InvalidRecordError("redis", keys.sequence, "the id sequence does not hold an integer");
   /** Runs a script that may move the sequence; `invalid` means the sequence holds no integer. */
   const runMoving = async (script: typeof PUT_PETS, keyList: string[], args: string[]) => {
@@ -132,6 +146,43 @@ export function makeRedisTransfer({
     async advanceIds(next: number) {
       ensureOpen();
       if (next > 1) await runMoving(RAISE_SEQUENCE, [keys.sequence], [String(next - 1)]);
+    },
+    async importMark() {
+      ensureOpen();
+      const text = await blameKeys(commands.get(markKey), [markKey]);
+      return text === null || text === undefined ? undefined : markOfText(text, "redis", markKey);
+    },
+    async setImportMark(mark: ImportMark | undefined) {
+      ensureOpen();
+      await runScript(exact, SET_MARK, [markKey], [mark === undefined ? "" : markText(mark)]);
+    },
+    async undoImport(mark: ImportMark) {
+      ensureOpen();
+      const indexes = [keys.index(), keys.index("available"), keys.index("pending"), keys.index("sold")];
+      let pets = 0;
+      for (const [first, last] of mark.pets) {
+        for (;;) {
+          const ids = await commands.zRangeByScore(keys.index(), String(first), String(last), {
+            LIMIT: { offset: 0, count: UNDO_BATCH },
+          });
+          if (ids.length === 0) break;
+          const members = ids.map(String);
+          await runScript(exact, REMOVE_PETS, [...indexes, ...members.map(keys.value)], members);
+          pets += members.length;
+        }
+      }
+      // The key records of those pets: found with SCAN, as an export finds them.
+      let removed = 0;
+      const start = `${keys.prefix}:idem:`;
+      const inRanges = (id: number) => mark.pets.some(([first, last]) => id >= first && id <= last);
+      for await (const batch of connection.scan(`${start}*`)) {
+        if (batch.length === 0) continue;
+        const texts = await commands.mGet(batch);
+        const doomed = batch.filter((_, i) => inRanges(Number(RECORD_TEXT.exec(String(texts[i]))?.[2])));
+        if (doomed.length > 0) removed += Number(await commands.unlink(doomed));
+      }
+      await runScript(exact, SET_SEQUENCE, [keys.sequence], [String(mark.lastId)]);
+      return { pets, keys: removed };
     },
     async putKeys(records: readonly KeyRecord[], now: number) {
       ensureOpen();

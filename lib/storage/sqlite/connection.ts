@@ -119,6 +119,8 @@ export async function setUpSchema(db: Database, table: string, timeoutMs: number
     `CREATE TABLE IF NOT EXISTS ${table}_idempotency (scope TEXT NOT NULL, key TEXT NOT NULL, fingerprint TEXT NOT NULL, pet_id INTEGER NOT NULL, expires_at INTEGER NOT NULL, PRIMARY KEY (scope, key)) WITHOUT ROWID`,
   );
   await query(`CREATE INDEX IF NOT EXISTS ${table}_idempotency_expires_at ON ${table}_idempotency (expires_at)`);
+  // What the store says of itself, by name: an unfinished import's mark (sqlite/transfer.ts).
+  await query(`CREATE TABLE IF NOT EXISTS ${table}_meta (name TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID`);
   // The rate limits' counts: one row per caller and window (sqlite/rate.ts).
   await query(
     `CREATE TABLE IF NOT EXISTS ${table}_rate (scope TEXT NOT NULL, win INTEGER NOT NULL, used INTEGER NOT NULL, granted INTEGER NOT NULL, expires_at INTEGER NOT NULL, PRIMARY KEY (scope, win)) WITHOUT ROWID`,

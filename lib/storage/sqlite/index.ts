@@ -10,7 +10,7 @@
 import type { Pet } from "../../schemas.ts";
 import { causeOf, StorageConfigError } from "../config-error.ts";
 import { loadDriver, requireFromDriver } from "../driver.ts";
-import { blamed, InvalidRecordError } from "../failures.ts";
+import { blamed, InvalidRecordError, storageFailure } from "../failures.ts";
 import type { CreateOnceResult, IdempotencyRecord, ListPage, PetData, PetStorage } from "../port.ts";
 import { REPORT_TO } from "../report-to.ts";
 import {
@@ -265,7 +265,8 @@ export async function sqliteStorage(options: SqliteStorageOptions): Promise<PetS
     /** The store's onError: told once per change when the file is removed, replaced or truncated, and of repairs. */
     [REPORT_TO]: (onError: (error: Error) => void) => {
       report = onError;
-      fileCheck.reportTo(onError);
+      // As the outage it is: the failed calls' own reports of the same error are then the same line.
+      fileCheck.reportTo((error) => onError(storageFailure(error)));
     },
     transfer: makeSqliteTransfer({ db: own, table, values, serialise, ensureOpen, names }),
     rateCounter: makeSqliteRateCounter({ db: own, table, serialise, ensureOpen: () => ensureOpen("write") }),
@@ -276,7 +277,7 @@ export async function sqliteStorage(options: SqliteStorageOptions): Promise<PetS
       // transaction of its own, so a read sees the store as it was before or after, never half.
       await serialise(async () => {
         // The index first: the values' triggers then find no served text to forget.
-        const tables = [`${table}_index`, `${table}_values`, `${table}_idempotency`, `${table}_rate`];
+        const tables = [`${table}_index`, `${table}_values`, `${table}_idempotency`, `${table}_rate`, `${table}_meta`];
         const found = await queryAll(
           own,
           `SELECT name FROM sqlite_master WHERE type = 'table' AND name IN (${tables.map(() => "?").join(", ")})`,

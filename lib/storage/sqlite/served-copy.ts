@@ -7,7 +7,7 @@ import type Keyv from "keyv";
 import { petTextAround } from "../../json.ts";
 import type { Pet } from "../../schemas.ts";
 import type { ListPage } from "../port.ts";
-import { petOfKeyvText, type RecordNames } from "../values.ts";
+import { petOfKeyvText, type RecordNames, readPageSkipping } from "../values.ts";
 import { type Database, queryAll } from "./connection.ts";
 import type { WriteQueue } from "./writes.ts";
 
@@ -27,30 +27,43 @@ const servedText = (pet: Pet) => {
   return `${head}${pet.id}${tail}`;
 };
 
-/** The pets of a page read from Keyv's records, each bad copy among them rewritten from its record: when a copy was found bad. */
+/**
+ * The pets of a page read from Keyv's records, each bad copy among them rewritten from its record:
+ * when a copy was found bad. A record that is bad itself fails the page, or with `page.onInvalid`
+ * is left out and told.
+ */
 export async function readFromRecords(
   { db, table, values, serialise, names }: CopyRepairs,
   page: ListPage,
 ): Promise<Pet[]> {
   const where = page.status === undefined ? "i.id > ?" : "i.status = ? AND i.id > ?";
-  const params = page.status === undefined ? [page.after, page.limit] : [page.status, page.after, page.limit];
+  const copies = new Map<number, unknown>();
   // On the write connection, between its writes: never inside one's transaction.
-  return serialise(async () => {
-    const rows = await queryAll(
-      db,
-      `SELECT i.id AS id, i.pet AS pet, v.value AS value FROM ${table}_index i LEFT JOIN ${table}_values v ON v.key = 'pets:' || i.id WHERE ${where} ORDER BY i.id LIMIT ?`,
-      params,
-    );
-    const pets = rows.map((row) => petOfKeyvText(Number(row.id), row.value, values, names));
-    for (const [i, pet] of pets.entries()) {
-      const copy = rows[i]?.pet;
+  const readRows = (after: number, count: number) =>
+    serialise(async () => {
+      const params = page.status === undefined ? [after, count] : [page.status, after, count];
+      const rows = await queryAll(
+        db,
+        `SELECT i.id AS id, i.pet AS pet, v.value AS value FROM ${table}_index i LEFT JOIN ${table}_values v ON v.key = 'pets:' || i.id WHERE ${where} ORDER BY i.id LIMIT ?`,
+        params,
+      );
+      return rows.map((row) => {
+        const id = Number(row.id);
+        copies.set(id, row.pet);
+        return { id, value: row.value };
+      });
+    });
+  const pets = await readPageSkipping(page, readRows, (row) => petOfKeyvText(row.id, row.value, values, names));
+  await serialise(async () => {
+    for (const pet of pets) {
+      const copy = copies.get(pet.id);
       const text = servedText(pet);
       if (copy !== null && copy !== text) {
         await queryAll(db, `UPDATE ${table}_index SET pet = ? WHERE id = ?`, [text, pet.id]);
       }
     }
-    return pets;
   });
+  return pets;
 }
 
 /** Pet `id` read from Keyv's record, its copy rewritten from it: when the copy was found bad. */

@@ -6,8 +6,8 @@
 import type Keyv from "keyv";
 import { petTextAround } from "../../json.ts";
 import type { Pet } from "../../schemas.ts";
-import type { KeyRecord, StorageTransfer } from "../port.ts";
-import { freshKeys, keyName, keyRecordOfRow, missingPets } from "../transfer-checks.ts";
+import type { ImportMark, KeyRecord, StorageTransfer } from "../port.ts";
+import { freshKeys, keyName, keyRecordOfRow, markOfText, markText, missingPets } from "../transfer-checks.ts";
 import { keyvTextAround, petOfKeyvText, type RecordNames } from "../values.ts";
 import { type Database, exec, queryAll } from "./connection.ts";
 
@@ -121,6 +121,48 @@ export function makeSqliteTransfer({
     async advanceIds(next: number) {
       ensureOpen("write");
       await serialise(() => queryAll(db, `UPDATE ${table}_seq SET value = max(value, ?) WHERE id = 1`, [next - 1]));
+    },
+    async importMark() {
+      ensureOpen();
+      const [row] = await serialise(() => queryAll(db, `SELECT value FROM ${table}_meta WHERE name = 'import'`));
+      return row === undefined ? undefined : markOfText(row.value, "sqlite", `${table}_meta:import`);
+    },
+    async setImportMark(mark: ImportMark | undefined) {
+      ensureOpen("write");
+      await serialise(() =>
+        mark === undefined
+          ? queryAll(db, `DELETE FROM ${table}_meta WHERE name = 'import'`)
+          : queryAll(db, `INSERT OR REPLACE INTO ${table}_meta (name, value) VALUES ('import', ?)`, [markText(mark)]),
+      );
+    },
+    async undoImport(mark: ImportMark) {
+      ensureOpen("write");
+      let pets = 0;
+      let keys = 0;
+      // One transaction per range: the value before the index entry, as a create writes them.
+      for (const [first, last] of mark.pets) {
+        const counts = await inTransaction(async () => {
+          const range = [first, last];
+          const [counted] = await queryAll(
+            db,
+            `SELECT (SELECT count(*) FROM ${table}_index WHERE id BETWEEN ?1 AND ?2) AS pets,
+               (SELECT count(*) FROM ${table}_idempotency WHERE pet_id BETWEEN ?1 AND ?2) AS keys`,
+            range,
+          );
+          await queryAll(
+            db,
+            `DELETE FROM ${table}_values WHERE key IN (SELECT 'pets:' || id FROM ${table}_index WHERE id BETWEEN ? AND ?)`,
+            range,
+          );
+          await queryAll(db, `DELETE FROM ${table}_index WHERE id BETWEEN ? AND ?`, range);
+          await queryAll(db, `DELETE FROM ${table}_idempotency WHERE pet_id BETWEEN ? AND ?`, range);
+          return { commit: true, result: { pets: Number(counted?.pets), keys: Number(counted?.keys) } };
+        });
+        pets += counts.pets;
+        keys += counts.keys;
+      }
+      await serialise(() => queryAll(db, `UPDATE ${table}_seq SET value = ? WHERE id = 1`, [mark.lastId]));
+      return { pets, keys };
     },
     async putKeys(records: readonly KeyRecord[], now: number) {
       ensureOpen("write");

@@ -161,7 +161,8 @@ if (serviceAvailable("redis", "Redis creates at a guessed id")) {
       assert.is((await other.create(pet("other"))).id, 4);
       await watch.since(storage);
       assert.is((await storage.create(pet("c"))).id, 5);
-      assert.equal(await watch.since(storage), ["EVALSHA", "INCR", "EVALSHA"], "missed, then INCR and the write");
+      // The next id is taken by a script that checks the sequence holds an integer (NEXT_ID), then the write.
+      assert.equal(await watch.since(storage), ["EVALSHA", "EVALSHA", "EVALSHA"], "missed, then the next id and the write");
       assert.equal(
         (await storage.list({ after: 0, limit: 10 })).map((p) => p.name),
         ["a", "b", "b2", "other", "c"],
@@ -200,7 +201,7 @@ if (serviceAvailable("redis", "Redis creates at a guessed id")) {
         assert.equal(await storage.createOnce?.(pet("k2"), record("k2", "e".repeat(64))), { conflict: "reused" });
         assert.equal(await keyed.since(storage), ["EVALSHA", "GET", "EVALSHA"], "the replay reads its pet");
         assert.is((await storage.create(pet("b"))).id, 4, "no id was taken by the replay");
-        assert.equal(await keyed.since(storage), ["INCR", "EVALSHA"], "where the sequence stands is asked again");
+        assert.equal(await keyed.since(storage), ["EVALSHA", "EVALSHA"], "where the sequence stands is asked again");
         assert.is((await storage.create(pet("c"))).id, 5);
         assert.equal(await keyed.since(storage), ["EVALSHA"]);
       } finally {
