@@ -27,6 +27,7 @@ export const REQUEST_HEADERS = Object.freeze([
   "content-length",
   "content-type",
   "idempotency-key",
+  "if-none-match",
   "origin",
   "traceparent",
   "tracestate",
