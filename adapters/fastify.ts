@@ -55,7 +55,8 @@ function send(store: AdapterStore, request: FastifyRequest, reply: FastifyReply,
   const raw = request.raw;
   reply.code(response.status).headers(response.headers);
   if (mustClose(raw, raw.headers, store.maxBodyBytes)) reply.header("connection", "close");
-  reply.send(response.body);
+  // A 304 has no payload at all: Fastify would give an empty string a type and a length of 0.
+  reply.send(response.status === 304 ? undefined : response.body);
 }
 
 /** Responds to one request through the core: in this tick when nothing had to wait, else when the core has responded. */
