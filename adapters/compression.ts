@@ -2,9 +2,11 @@
  * The Node adapter's compression (contract 1.4): an answer of 1 KiB or more goes out in the coding
  * the client accepts best of zstd (where this Node has it), br and gzip, in that order; it says
  * `Vary: Accept-Encoding` whether compressed or not (pets and pages always do), since its coding
- * depends on that header; and
- * a compressed answer has an `ETag` of its own (`"tag-br"`), a strong validator per representation,
- * which `If-None-Match` may send back. An answer that says `no-transform` is never compressed.
+ * depends on that header; and a compressed answer has an `ETag` of its own (`"tag-br"`), a strong
+ * validator per representation, which `If-None-Match` may send back. An answer that says
+ * `no-transform` is never compressed. Answers are compressed with zlib's synchronous calls: for
+ * bodies this small they cost a fraction of the callback ones, which hand each to the thread pool
+ * (bench/README.md, V2).
  */
 import * as zlib from "node:zlib";
 import type { HeaderValue, PetStoreResponse } from "../lib/index.ts";
@@ -16,29 +18,23 @@ export type Coding = "zstd" | "br" | "gzip";
 /** Answers below this many bytes go out as they are: their coding could save little and costs a round of zlib. */
 export const MIN_BYTES = 1024;
 
-type Compress = (data: string, done: (error: Error | null, result: Buffer) => void) => void;
+type Compress = (data: string) => Buffer;
 
 const { constants } = zlib;
-const zstd = (zlib as { zstdCompress?: unknown }).zstdCompress as
-  | ((data: string, options: object, done: (error: Error | null, result: Buffer) => void) => void)
-  | undefined;
+const zstd = (zlib as { zstdCompressSync?: Compress }).zstdCompressSync;
 
 /** How each coding is written: zlib's default gzip level, brotli's quality 4 and zstd's level 3 (fast enough for answers made per request). */
 const COMPRESSORS: Record<Coding, Compress | undefined> = {
-  zstd: zstd === undefined ? undefined : (data, done) => zstd(data, {}, done),
-  br: (data, done) =>
-    zlib.brotliCompress(
-      data,
-      {
-        params: {
-          [constants.BROTLI_PARAM_MODE]: constants.BROTLI_MODE_TEXT,
-          [constants.BROTLI_PARAM_QUALITY]: 4,
-          [constants.BROTLI_PARAM_SIZE_HINT]: data.length,
-        },
+  zstd,
+  br: (data) =>
+    zlib.brotliCompressSync(data, {
+      params: {
+        [constants.BROTLI_PARAM_MODE]: constants.BROTLI_MODE_TEXT,
+        [constants.BROTLI_PARAM_QUALITY]: 4,
+        [constants.BROTLI_PARAM_SIZE_HINT]: data.length,
       },
-      done,
-    ),
-  gzip: (data, done) => zlib.gzip(data, done),
+    }),
+  gzip: (data) => zlib.gzipSync(data),
 };
 
 /** The codings this Node writes, in the one order of preference (zstd only where zlib has it: Node 22.15 and later). */
@@ -60,17 +56,17 @@ export function isCodable(response: PetStoreResponse): boolean {
 /**
  * Codes a codable answer (see isCodable) for a client that accepts `coding`: says so in its
  * headers (`Vary`, and for a coded answer `Content-Encoding`, its own `ETag`, its length) and gives
- * the body to send: the text as it was, or a promise of the compressed bytes. A `304` names the
- * representation the client holds: the coded one when it sent that tag (or `*`), else the plain
- * one. HEAD is labelled as its GET would be, without compressing anything. When zlib fails, the
- * plain answer goes out.
+ * the body to send: the text as it was, or the compressed bytes. A `304` names the representation
+ * the client holds: the coded one when it sent that tag (or `*`), else the plain one. HEAD is
+ * labelled as its GET would be, without compressing anything. When zlib fails, the plain answer
+ * goes out.
  */
 export function encode(
   response: PetStoreResponse,
   coding: Coding | undefined,
   head: boolean,
   ifNoneMatch: HeaderValue,
-): string | Promise<string | Buffer> {
+): string | Buffer {
   const { headers } = response;
   const vary = headers.vary;
   if (vary === undefined) headers.vary = "Accept-Encoding";
@@ -78,27 +74,20 @@ export function encode(
   if (coding === undefined) return response.body;
   const coded = headers.etag === undefined ? undefined : codedTag(headers.etag, coding);
   if (response.status === 304) {
-    if (coded !== undefined && holdsTag(ifNoneMatch, coded)) {
-      headers.etag = coded;
-      delete headers["content-length"]; // the coded body's length is not known without coding it
+    if (coded !== undefined && holdsTag(ifNoneMatch, coded)) headers.etag = coded;
+    return response.body;
+  }
+  let body: Buffer | undefined;
+  if (!head) {
+    try {
+      body = (COMPRESSORS[coding] as Compress)(response.body);
+    } catch {
+      return response.body;
     }
-    return response.body;
   }
-  const label = (length: number | undefined) => {
-    headers["content-encoding"] = coding;
-    if (coded !== undefined) headers.etag = coded;
-    if (length === undefined) delete headers["content-length"];
-    else headers["content-length"] = String(length);
-  };
-  if (head) {
-    label(undefined);
-    return response.body;
-  }
-  return new Promise((resolve) => {
-    (COMPRESSORS[coding] as Compress)(response.body, (error, bytes) => {
-      if (error !== null) return resolve(response.body);
-      label(bytes.length);
-      resolve(bytes);
-    });
-  });
+  headers["content-encoding"] = coding;
+  if (coded !== undefined) headers.etag = coded;
+  if (body === undefined) delete headers["content-length"];
+  else headers["content-length"] = String(body.length);
+  return body ?? response.body;
 }

@@ -89,6 +89,8 @@ export function createNodeHandler(store: AdapterStore, options: NodeHandlerOptio
     onResponse?.(req, res, { status, requestId, aborted: gone, ms: performance.now() - started, traceId });
     if (gone) return;
     if (mustClose(req, req.headers, store.maxBodyBytes)) response.headers.connection = "close";
+    // The core's 304 carries its 200's length (RFC 9110 §8.6 allows it): some HTTP parsers would wait for that body.
+    if (response.status === 304) delete response.headers["content-length"];
     try {
       res.removeHeader("x-powered-by"); // Express sets it on every response; the API's answers carry no banner
       res.writeHead(response.status, response.headers).end(body);
@@ -101,9 +103,7 @@ export function createNodeHandler(store: AdapterStore, options: NodeHandlerOptio
   function reply(req: IncomingMessage, res: ServerResponse, r: PetStoreResponse, started: number, coding?: Coding) {
     if (!compression || !isCodable(r)) return send(req, res, r, started);
     const chosen = coding ?? codingFor(req.headers["accept-encoding"]);
-    const body = encode(r, chosen, req.method === "HEAD", req.headers["if-none-match"]);
-    if (typeof body === "string") send(req, res, r, started, body);
-    else body.then((b) => send(req, res, r, started, b));
+    send(req, res, r, started, encode(r, chosen, req.method === "HEAD", req.headers["if-none-match"]));
   }
 
   /** Hands the request to the core and sends its answer. */

@@ -80,7 +80,7 @@ export function headerComponents(deprecatedAt: Date, sunsetAt: Date): Record<str
     ),
     "Vary-Encoding": header(
       "`Accept-Encoding`: whoever compresses a pet or a page (the server, its host, a proxy), a cache keeps each coding apart. `Origin, Accept-Encoding` for an allowed page's request (CORS).",
-      { type: "string", pattern: "Accept-Encoding", examples: ["Accept-Encoding"] },
+      { type: "string", pattern: "[Aa]ccept-[Ee]ncoding", examples: ["Accept-Encoding"] },
     ),
     "Content-Encoding": header(
       "`zstd`, `br` or `gzip` when the server compressed the answer for a client that accepts it (answers of 1 KiB or more).",
