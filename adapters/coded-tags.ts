@@ -5,6 +5,7 @@
  * the plain tags, so a client's `If-None-Match` is turned back into them before the core reads it.
  */
 import type { HeaderValue } from "../lib/adapter.ts";
+import type { PetStoreRequest } from "../lib/index.ts";
 
 /** The representation's own tag: `"abc"` coded with br is `"abc-br"`. */
 export function codedTag(etag: string, coding: string): string {
@@ -19,14 +20,25 @@ const joined = (value: HeaderValue): string => (typeof value === "string" ? valu
  * weakened by a proxy: `W/"abc-br"`) turned back into the plain answer's (`"abc"`). Undefined when
  * there is nothing to turn back.
  */
-export function plainTags(ifNoneMatch: HeaderValue, coding: string): string | undefined {
+function plainTags(ifNoneMatch: HeaderValue, coding: string): string | undefined {
   const header = joined(ifNoneMatch);
   const suffix = `-${coding}"`;
   return header.includes(suffix) ? header.replaceAll(suffix, '"') : undefined;
 }
 
-/** True when `If-None-Match` is `*` or names `etag` (a tag holds no `"`, so a quoted tag is found whole). */
-export function holdsTag(ifNoneMatch: HeaderValue, etag: string): boolean {
+/** Gives the core `request`'s `If-None-Match` in plain tags for the `coding` its client gets (none: as it is). */
+export function askWithPlainTags(request: PetStoreRequest, coding: string | undefined): void {
+  const plain = coding === undefined ? undefined : plainTags(request.headers["if-none-match"], coding);
+  if (plain !== undefined) request.headers = { ...request.headers, "if-none-match": plain }; // a Node req.headers stays as it is
+}
+
+/**
+ * The tag a `304` of a `coding` answer names: the coded one when the client sent it (a tag holds
+ * no `"`, so a quoted tag is found whole) or `*`; else the plain `etag`, whose answer the client
+ * holds and may keep.
+ */
+export function tagHeld(etag: string, coding: string, ifNoneMatch: HeaderValue): string {
+  const coded = codedTag(etag, coding);
   const header = joined(ifNoneMatch);
-  return header.trim() === "*" || header.includes(etag);
+  return header.trim() === "*" || header.includes(coded) ? coded : etag;
 }

@@ -11,7 +11,7 @@
 import * as zlib from "node:zlib";
 import type { HeaderValue, PetStoreResponse } from "../lib/index.ts";
 import { preferredCoding } from "./accept-encoding.ts";
-import { codedTag, holdsTag } from "./coded-tags.ts";
+import { codedTag, tagHeld } from "./coded-tags.ts";
 
 export type Coding = "zstd" | "br" | "gzip";
 
@@ -72,9 +72,9 @@ export function encode(
   if (vary === undefined) headers.vary = "Accept-Encoding";
   else if (!/\baccept-encoding\b/i.test(vary)) headers.vary = `${vary}, Accept-Encoding`;
   if (coding === undefined) return response.body;
-  const coded = headers.etag === undefined ? undefined : codedTag(headers.etag, coding);
+  const etag = headers.etag;
   if (response.status === 304) {
-    if (coded !== undefined && holdsTag(ifNoneMatch, coded)) headers.etag = coded;
+    if (etag !== undefined) headers.etag = tagHeld(etag, coding, ifNoneMatch);
     return response.body;
   }
   let body: Buffer | undefined;
@@ -86,7 +86,7 @@ export function encode(
     }
   }
   headers["content-encoding"] = coding;
-  if (coded !== undefined) headers.etag = coded;
+  if (etag !== undefined) headers.etag = codedTag(etag, coding);
   if (body === undefined) delete headers["content-length"];
   else headers["content-length"] = String(body.length);
   return body ?? response.body;

@@ -11,7 +11,7 @@ import type { Lifecycle, Plugin, Request, ResponseObject, ResponseToolkit, Route
 import type { AdapterStore } from "../lib/adapter.ts";
 import { checkOptionNames, isPromise } from "../lib/adapter.ts";
 import type { PetStoreResponse } from "../lib/index.ts";
-import { codedTag, holdsTag, plainTags } from "./coded-tags.ts";
+import { askWithPlainTags, tagHeld } from "./coded-tags.ts";
 import { announcesBody, nodeRequest, readBody } from "./node-body.ts";
 import { schemeOf } from "./scheme.ts";
 
@@ -60,9 +60,8 @@ function toHapi(res: PetStoreResponse, request: Request, h: ResponseToolkit): Re
   if (res.status !== 304) return response.etag(etag.slice(1, -1), { weak: false, vary: true });
   // hapi does not code a 304: it names the coded answer when that is what the client holds.
   const coding = hapiCodes(request, Number(res.headers["content-length"])) ? hapiCoding(request) : undefined;
-  const coded = coding === undefined ? undefined : codedTag(etag, coding);
-  const held = coded !== undefined && holdsTag(request.raw.req.headers["if-none-match"], coded);
-  return response.header("etag", held ? coded : etag);
+  const ifNoneMatch = request.raw.req.headers["if-none-match"];
+  return response.header("etag", coding === undefined ? etag : tagHeld(etag, coding, ifNoneMatch));
 }
 
 /**
@@ -81,9 +80,7 @@ function respond(store: AdapterStore, request: Request, h: ResponseToolkit): Res
   );
   core.scheme = schemeOf(raw);
   // A tag of an answer hapi coded ("abc-gzip") is the core's ("abc") for the coding this client gets.
-  const coding = raw.headers["if-none-match"] === undefined ? undefined : hapiCoding(request);
-  const plain = coding === undefined ? undefined : plainTags(raw.headers["if-none-match"], coding);
-  if (plain !== undefined) core.headers = { ...core.headers, "if-none-match": plain };
+  if (raw.headers["if-none-match"] !== undefined) askWithPlainTags(core, hapiCoding(request));
   const res = store.respond(core);
   return isPromise(res) ? res.then((r) => toHapi(r, request, h)) : toHapi(res, request, h);
 }

@@ -8,7 +8,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { type AdapterStore, type BodyReader, checkOptionNames, isPromise, isUnderBasePath } from "../lib/adapter.ts";
 import type { PetStoreResponse } from "../lib/index.ts";
 import { checkCallback } from "./check-callback.ts";
-import { plainTags } from "./coded-tags.ts";
+import { askWithPlainTags } from "./coded-tags.ts";
 import type { Coding } from "./compression.ts";
 import { codingFor, encode, isCodable } from "./compression.ts";
 import { createMountWarning } from "./mount-hint.ts";
@@ -115,8 +115,7 @@ export function createNodeHandler(store: AdapterStore, options: NodeHandlerOptio
     let coding: Coding | undefined;
     if (compression && req.headers["if-none-match"] !== undefined) {
       coding = codingFor(req.headers["accept-encoding"]);
-      const plain = coding === undefined ? undefined : plainTags(req.headers["if-none-match"], coding);
-      if (plain !== undefined) request.headers = { ...request.headers, "if-none-match": plain };
+      askWithPlainTags(request, coding);
     }
     const response = store.respond(request);
     if (isPromise(response)) response.then((r) => reply(req, res, r, started, coding));

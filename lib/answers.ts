@@ -72,7 +72,7 @@ function pageResponse(
 /** A kept page's answer: the page, or its `304`. */
 function answerPage(exchange: Exchange, answer: PageAnswer): PetStoreResponse {
   const { json, headers, unchanged } = answer;
-  if (isNotModified(exchange.headers["if-none-match"], unchanged.etag as string)) {
+  if (isNotModified(exchange.headers["if-none-match"], unchanged.etag)) {
     return exchange.notModified(json.bytes, unchanged);
   }
   return exchange.json(200, json, headers);
@@ -183,10 +183,6 @@ function created(handler: Handler, exchange: Exchange, pet: Pet): PetStoreRespon
 function createdOnce(handler: Handler, exchange: Exchange, once: { pet: Pet; replayed: boolean }): PetStoreResponse {
   if (!once.replayed) return created(handler, exchange, once.pet);
   const location = `${handler.collectionPath}/${once.pet.id}`;
-  const cacheControl = handler.cachePolicy.created;
-  return exchange.json(201, handler.json.one(once.pet), {
-    location,
-    "cache-control": cacheControl,
-    "idempotent-replayed": "true",
-  });
+  const headers = { location, "cache-control": handler.cachePolicy.created, "idempotent-replayed": "true" };
+  return exchange.json(201, handler.json.one(once.pet), headers);
 }

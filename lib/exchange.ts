@@ -46,7 +46,7 @@ export interface PageAnswer {
   /** `ETag`, `Cache-Control`, `Vary` and, when a next page follows, `Link`. */
   headers: Record<string, string>;
   /** `ETag`, `Cache-Control` and `Vary`: what a `304` says instead (RFC 9110 §15.4.5). */
-  unchanged: Record<string, string>;
+  unchanged: Record<string, string> & { etag: string };
 }
 
 /** What every step reads: the options and what is derived from them once. */
