@@ -198,6 +198,16 @@ export function createPetErrors(ruleCodes: readonly RuleCode[]): Json {
 
 export const DEPRECATION_HEADERS = { Deprecation: "Deprecation", Sunset: "Sunset", Link: "Link-Successor" };
 
+/** The `If-None-Match` request header of listPets and getPet. */
+export const IF_NONE_MATCH: Json = {
+  name: "If-None-Match",
+  in: "header",
+  required: false,
+  description:
+    "The `ETag`s of answers the client holds (a list, or `*`; weak comparison, so a proxy's `W/` does not matter): when one names this answer, it is `304 Not Modified` without a body.",
+  schema: { type: "string", examples: ['"3f2a9c0d51e7b864"'] },
+};
+
 /** The headers of a pet or a page: its validator, what caches may do with it, and its coding. */
 export const VALIDATED_HEADERS = {
   ETag: "ETag",

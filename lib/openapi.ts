@@ -14,6 +14,7 @@ import {
   HEADERS,
   headerComponents,
   headers,
+  IF_NONE_MATCH,
   JSON_MEDIA,
   notModifiedResponse,
   RATE_LIMIT_HEADERS,
@@ -336,14 +337,7 @@ export function buildOpenApi(options: OpenApiOptions = {}): OpenApiDocument {
           schema: { type: "string" },
         },
         "Idempotency-Key": idempotencyKeyParameter(options.idempotencyTtlMs ?? DEFAULT_IDEMPOTENCY_TTL_MS),
-        "If-None-Match": {
-          name: "If-None-Match",
-          in: "header",
-          required: false,
-          description:
-            "The `ETag`s of answers the client holds (a list, or `*`; weak comparison, so a proxy's `W/` does not matter): when one names this answer, it is `304 Not Modified` without a body.",
-          schema: { type: "string", examples: ['"3f2a9c0d51e7b864"'] },
-        },
+        "If-None-Match": IF_NONE_MATCH,
       },
       headers: headerComponents(options.deprecatedAt ?? DEFAULT_DEPRECATED_AT, sunsetAt),
       responses: unroutedResponses(),
