@@ -11,6 +11,7 @@ import type { Lifecycle, Plugin, Request, ResponseObject, ResponseToolkit, Route
 import type { AdapterStore } from "../lib/adapter.ts";
 import { checkOptionNames, isPromise } from "../lib/adapter.ts";
 import type { PetStoreResponse } from "../lib/index.ts";
+import { askWithPlainTags, tagHeld } from "./coded-tags.ts";
 import { announcesBody, nodeRequest, readBody } from "./node-body.ts";
 import { schemeOf } from "./scheme.ts";
 
@@ -29,12 +30,38 @@ function checkOptions(options: unknown): PetStorePluginOptions {
   return { store };
 }
 
-/** Copies the core's response into a hapi response. */
-function toHapi(res: PetStoreResponse, h: ResponseToolkit): ResponseObject {
-  // A 204 (a CORS preflight's answer) has no payload at all: hapi would type an empty string as HTML.
-  const response = h.response(res.status === 204 ? undefined : res.body).code(res.status);
-  for (const name in res.headers) response.header(name, res.headers[name] as string);
-  return response;
+/** The coding hapi will answer this request with (its own compression), or undefined: none, or compression off. */
+function hapiCoding(request: Request): string | undefined {
+  const coding = request.server.settings.compression === false ? "identity" : request.info.acceptEncoding;
+  return coding === "identity" || !coding ? undefined : coding;
+}
+
+/** True when hapi compresses an answer of `bytes` (its `compression.minBytes`, 1024 by default, or more). */
+function hapiCodes(request: Request, bytes: number): boolean {
+  const compression = request.server.settings.compression;
+  if (compression === false) return false;
+  return bytes >= ((typeof compression === "object" ? compression.minBytes : undefined) ?? 1024);
+}
+
+/**
+ * Copies the core's response into a hapi response, with validators that stay right when hapi
+ * compresses: a page or pet's tag is given through `etag()` so that hapi names a coded answer
+ * `"tag-gzip"`; a `304` names the representation the client holds (docs/caching.md).
+ */
+function toHapi(res: PetStoreResponse, request: Request, h: ResponseToolkit): ResponseObject {
+  // A 204 (a CORS preflight's answer) and a 304 have no payload at all: hapi would type an empty string as HTML.
+  const empty = res.status === 204 || res.status === 304;
+  const response = h.response(empty ? undefined : res.body).code(res.status);
+  const { etag, vary, ...headers } = res.headers;
+  for (const name in headers) response.header(name, headers[name] as string);
+  // Name by name, and Accept-Encoding as hapi's compression writes it, which then finds it there.
+  for (const name of vary?.split(", ") ?? []) response.vary(name === "Accept-Encoding" ? "accept-encoding" : name);
+  if (etag === undefined) return response;
+  if (res.status !== 304) return response.etag(etag.slice(1, -1), { weak: false, vary: true });
+  // hapi does not code a 304: it names the coded answer when that is what the client holds.
+  const coding = hapiCodes(request, Number(res.headers["content-length"])) ? hapiCoding(request) : undefined;
+  const ifNoneMatch = request.raw.req.headers["if-none-match"];
+  return response.header("etag", coding === undefined ? etag : tagHeld(etag, coding, ifNoneMatch));
 }
 
 /**
@@ -52,8 +79,10 @@ function respond(store: AdapterStore, request: Request, h: ResponseToolkit): Res
     raw.rawHeaders,
   );
   core.scheme = schemeOf(raw);
+  // A tag of an answer hapi coded ("abc-gzip") is the core's ("abc") for the coding this client gets.
+  if (raw.headers["if-none-match"] !== undefined) askWithPlainTags(core, hapiCoding(request));
   const res = store.respond(core);
-  return isPromise(res) ? res.then((r) => toHapi(r, h)) : toHapi(res, h);
+  return isPromise(res) ? res.then((r) => toHapi(r, request, h)) : toHapi(res, request, h);
 }
 
 /** True when hapi could not decode the path's parameters (it would answer its own 400). */

@@ -8,6 +8,9 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { type AdapterStore, type BodyReader, checkOptionNames, isPromise, isUnderBasePath } from "../lib/adapter.ts";
 import type { PetStoreResponse } from "../lib/index.ts";
 import { checkCallback } from "./check-callback.ts";
+import { askWithPlainTags } from "./coded-tags.ts";
+import type { Coding } from "./compression.ts";
+import { codingFor, encode, isCodable } from "./compression.ts";
 import { createMountWarning } from "./mount-hint.ts";
 import { announcesBody, buffered, cannotRespond, mustClose, nodeRequest, readBody } from "./node-body.ts";
 import { schemeOf } from "./scheme.ts";
@@ -35,6 +38,12 @@ export interface NodeHandlerOptions {
   fallback?: Fallback;
   /** See OnResponse. It must not throw. */
   onResponse?: OnResponse;
+  /**
+   * Answers of 1 KiB or more go out compressed in the coding the client accepts best of zstd
+   * (where this Node has it), br and gzip, each with its own `ETag` (docs/caching.md). Default
+   * true; `false` sends every answer as the store made it.
+   */
+  compression?: boolean;
 }
 
 /** A Node listener; `next`, when a framework passes one, takes requests outside the base path. */
@@ -58,25 +67,43 @@ export function createNodeHandler(store: AdapterStore, options: NodeHandlerOptio
   if (!store || typeof store.respond !== "function") {
     throw new TypeError("createNodeHandler: expected a store from createPetStore()");
   }
-  checkOptionNames("createNodeHandler", options, ["fallback", "onResponse"]);
-  const { fallback, onResponse } = options;
+  checkOptionNames("createNodeHandler", options, ["fallback", "onResponse", "compression"]);
+  const { fallback, onResponse, compression = true } = options;
   checkCallback("createNodeHandler", "fallback", fallback, "(req, res) => void");
   checkCallback("createNodeHandler", "onResponse", onResponse, "(req, res, response) => void");
+  if (typeof compression !== "boolean") {
+    throw new TypeError(`createNodeHandler: compression must be true or false (got ${JSON.stringify(compression)})`);
+  }
 
   /** Writes the core's response; `Connection: close` when an unread body could be too big to drain. */
-  function send(req: IncomingMessage, res: ServerResponse, response: PetStoreResponse, started: number): void {
+  function send(
+    req: IncomingMessage,
+    res: ServerResponse,
+    response: PetStoreResponse,
+    started: number,
+    body: string | Uint8Array = response.body,
+  ): void {
     const gone = cannotRespond(req, res);
     const { status, traceId } = response;
     const requestId = response.headers["x-request-id"] ?? "";
     onResponse?.(req, res, { status, requestId, aborted: gone, ms: performance.now() - started, traceId });
     if (gone) return;
     if (mustClose(req, req.headers, store.maxBodyBytes)) response.headers.connection = "close";
+    // The core's 304 carries its 200's length (RFC 9110 §8.6 allows it): some HTTP parsers would wait for that body.
+    if (response.status === 304) delete response.headers["content-length"];
     try {
       res.removeHeader("x-powered-by"); // Express sets it on every response; the API's answers carry no banner
-      res.writeHead(response.status, response.headers).end(response.body);
+      res.writeHead(response.status, response.headers).end(body);
     } catch {
       res.destroy(); // only a broken socket gets here: there is nobody to answer
     }
+  }
+
+  /** Sends the core's answer, compressed when it is large enough and the client accepts a coding we write. */
+  function reply(req: IncomingMessage, res: ServerResponse, r: PetStoreResponse, started: number, coding?: Coding) {
+    if (!compression || !isCodable(r)) return send(req, res, r, started);
+    const chosen = coding ?? codingFor(req.headers["accept-encoding"]);
+    send(req, res, r, started, encode(r, chosen, req.method === "HEAD", req.headers["if-none-match"]));
   }
 
   /** Hands the request to the core and sends its answer. */
@@ -84,9 +111,15 @@ export function createNodeHandler(store: AdapterStore, options: NodeHandlerOptio
     const started = performance.now();
     const request = nodeRequest(req.method ?? "GET", url, req.headers, body, req.rawHeaders);
     request.scheme = schemeOf(req);
+    // A tag of a coded answer ("abc-br") is the core's ("abc") for the coding this client gets.
+    let coding: Coding | undefined;
+    if (compression && req.headers["if-none-match"] !== undefined) {
+      coding = codingFor(req.headers["accept-encoding"]);
+      askWithPlainTags(request, coding);
+    }
     const response = store.respond(request);
-    if (isPromise(response)) response.then((r) => send(req, res, r, started));
-    else send(req, res, response, started);
+    if (isPromise(response)) response.then((r) => reply(req, res, r, started, coding));
+    else reply(req, res, response, started, coding);
   }
 
   const warnOfMount = createMountWarning(store.basePath);

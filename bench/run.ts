@@ -234,10 +234,22 @@ function jobs(): Job[] {
       timeoutMs: QUICK ? 60_000 : 300_000,
     });
   }
-  // I3 comes from the I1 program, C2 and C3 from C1's: asking for one runs that one.
+  // Validators and compression (issue 59): V1 a revalidated page (304) against the full page; V2,
+  // V3 a compressed 100-pet page against the plain one, in requests a second and in bytes.
+  list.push({
+    id: "V1",
+    scenario: "a 304 against the page it replaces (V1); a compressed page against the plain one (V2 req/s, V3 bytes)",
+    unit: "req/s",
+    target: { on: "ratio", op: ">=", value: 1 },
+    program: "./validators.ts",
+    args: mode,
+    timeoutMs: QUICK ? 60_000 : 150_000,
+  });
+  // I3 comes from the I1 program, C2 and C3 from C1's, V2 and V3 from V1's: asking for one runs that one.
   const wanted = [...only];
   if (only.includes("I3")) wanted.push("I1");
   if (only.includes("C2") || only.includes("C3")) wanted.push("C1");
+  if (only.includes("V2") || only.includes("V3")) wanted.push("V1");
   // Instructions are counted for the HTTP rows (Node servers against Node baselines) only.
   const counted = INSTRUCTIONS ? list.filter((job) => job.program === "./http.ts") : list;
   return counted.filter((job) => wanted.length === 0 || wanted.includes(job.id));

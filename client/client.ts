@@ -27,6 +27,7 @@ import { checkClientOptions } from "./options.ts";
 import { listQuery, newPetBody, petIdSegment } from "./requests.ts";
 import type { Outcome } from "./retry.ts";
 import { retryAfterMs, withRetries } from "./retry.ts";
+import { conditionOf, Revalidation } from "./revalidation.ts";
 
 /** Options of any call: `signal` aborts it, waits between attempts included. */
 export interface CallOptions {
@@ -75,6 +76,7 @@ type Retrying = "read" | "create";
  */
 export function createPetStoreClient(options: PetStoreClientOptions): PetStoreClient {
   const config = checkClientOptions(options);
+  const revalidation = config.revalidate ? new Revalidation() : undefined;
   let deprecationTold = false;
 
   /** Sends one request, retried as `retrying` allows, and resolves the successful answer. */
@@ -87,7 +89,14 @@ export function createPetStoreClient(options: PetStoreClientOptions): PetStoreCl
     onAnswer?: (answer: Answer) => void,
   ) {
     const url = `${config.base}${path}`;
-    const headers = { authorization: config.authorization, ...(init.headers as Record<string, string>) };
+    // A read holding an earlier answer asks whether it changed (If-None-Match); every attempt holds the same one.
+    const reading = revalidation !== undefined && method === "GET" ? revalidation : undefined;
+    const held = reading?.heldFor(url);
+    const headers = {
+      authorization: config.authorization,
+      ...conditionOf(held),
+      ...(init.headers as Record<string, string>),
+    };
     const attempt = async (timeoutMs: number): Promise<Outcome<Answer>> => {
       let answer: Answer;
       try {
@@ -97,6 +106,7 @@ export function createPetStoreClient(options: PetStoreClientOptions): PetStoreCl
         if (signal?.aborted) throw error;
         return { ok: false, error, retry: true };
       }
+      if (reading !== undefined) answer = reading.settle(url, answer, held);
       onAnswer?.(answer);
       if (answer.status >= 200 && answer.status < 300) return { ok: true, value: answer };
       const retry =

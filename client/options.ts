@@ -21,6 +21,12 @@ export interface PetStoreClientOptions {
   timeoutMs?: number;
   /** Called once per client, the first time `getPet`'s answer says it is deprecated. */
   onDeprecation?: (notice: DeprecationNotice) => void;
+  /**
+   * Keep the last answer to each read (a pet, a page; at most 100) and send its `ETag` as
+   * `If-None-Match` the next time: an unchanged answer comes back `304` without a body and is
+   * answered from the kept one. Default false.
+   */
+  revalidate?: boolean;
 }
 
 /** The options once checked, with the defaults applied. */
@@ -32,12 +38,13 @@ export interface ClientConfig {
   retry: RetryPolicy;
   timeoutMs: number;
   onDeprecation: ((notice: DeprecationNotice) => void) | undefined;
+  revalidate: boolean;
 }
 
 export const DEFAULT_TIMEOUT_MS = 10_000;
 
 const WHERE = "createPetStoreClient";
-const KNOWN = ["baseUrl", "key", "fetch", "retry", "timeoutMs", "onDeprecation"];
+const KNOWN = ["baseUrl", "key", "fetch", "retry", "timeoutMs", "onDeprecation", "revalidate"];
 const RETRY_KNOWN = ["attempts", "baseDelayMs", "maxDelayMs", "totalMs"];
 
 function checkCount(name: string, value: unknown, min: number): number {
@@ -95,6 +102,9 @@ export function checkClientOptions(options: PetStoreClientOptions): ClientConfig
   if (onDeprecation !== undefined && typeof onDeprecation !== "function") {
     throw new TypeError(`${WHERE}: onDeprecation must be a function (notice) => void`);
   }
+  if (options.revalidate !== undefined && typeof options.revalidate !== "boolean") {
+    throw new TypeError(`${WHERE}: revalidate must be true or false (got ${JSON.stringify(options.revalidate)})`);
+  }
   const send = fetch ?? ((request: Request) => globalThis.fetch(request));
   return {
     base: checkBaseUrl(options.baseUrl),
@@ -103,5 +113,6 @@ export function checkClientOptions(options: PetStoreClientOptions): ClientConfig
     retry: checkRetry(options.retry),
     timeoutMs: checkCount("timeoutMs", options.timeoutMs ?? DEFAULT_TIMEOUT_MS, 1),
     onDeprecation,
+    revalidate: options.revalidate === true,
   };
 }

@@ -4,33 +4,17 @@
  * POST, so a case needs nothing but HTTP.
  */
 import { assert } from "./assert.ts";
+import { CACHING_CASES } from "./caching-cases.ts";
+import type { Case } from "./case-kit.ts";
+import { auth, deprecation, expectError, expectHeaders, get } from "./case-kit.ts";
 import type { Answer, Client, ConformanceTarget, Req } from "./client.ts";
 import { onTarget } from "./client.ts";
-
-interface Case {
-  /** The rule the case proves. */
-  name: string;
-  run(c: Client): Promise<void>;
-}
 
 const CHALLENGE = 'Bearer realm="petstore"';
 const CHALLENGE_INVALID = 'Bearer realm="petstore", error="invalid_token"';
 const CHALLENGE_REQUEST = 'Bearer realm="petstore", error="invalid_request"';
 
-const auth = (c: Client) => ({ authorization: `Bearer ${c.key}` });
 const jsonBody = (c: Client) => ({ ...auth(c), "content-type": "application/json" });
-const deprecation = (c: Client) => ({
-  deprecation: "@1795564800",
-  sunset: "Thu, 05 Dec 2030 00:00:00 GMT",
-  link: `<${c.base}/pets>; rel="successor-version"`,
-});
-
-/** A GET of `path` under the base path ("" is the base path itself), with the key unless told. */
-const get = (c: Client, path: string, headers: Record<string, string> = auth(c)): Req => ({
-  method: "GET",
-  path: `${c.base}${path}` || "/",
-  headers,
-});
 const post = (
   c: Client,
   body: string | Uint8Array | undefined,
@@ -49,9 +33,9 @@ function linkPattern(c: Client, query: string): RegExp {
   return new RegExp(`^<${literal(`${c.base}/pets?${query}&cursor=`)}[a-z0-9]+>; rel="next"$`);
 }
 
-const CORS_ALLOWED = "Authorization, Content-Type, Idempotency-Key, X-Request-Id";
+const CORS_ALLOWED = "Authorization, Content-Type, Idempotency-Key, X-Request-Id, If-None-Match";
 const CORS_EXPOSED =
-  "Link, Location, X-Request-Id, Retry-After, Deprecation, Sunset, Idempotent-Replayed, WWW-Authenticate";
+  "Link, Location, X-Request-Id, Retry-After, Deprecation, Sunset, Idempotent-Replayed, WWW-Authenticate, ETag";
 
 /** A CORS preflight of `path` (under the base path) from `origin`, asking for a POST. */
 const preflight = (c: Client, path: string, origin: string): Req => ({
@@ -70,20 +54,6 @@ function rateOf(answer: Answer): { r: number; t: number } {
   const match = /^"default";r=([0-9]+);t=([0-9]+)$/.exec(answer.headers.ratelimit ?? "");
   assert.ok(match, `RateLimit header: ${answer.headers.ratelimit}`);
   return { r: Number(match?.[1]), t: Number(match?.[2]) };
-}
-
-/** Asserts an Error answer: status, and a body `{ code, message, status }` (plus optional details). */
-function expectError(answer: Answer, status: number, code: string): Record<string, unknown> {
-  assert.equal(answer.status, status, `status (body ${answer.body})`);
-  const body = JSON.parse(answer.body);
-  assert.equal(body.code, code);
-  assert.equal(body.status, status);
-  assert.equal(typeof body.message, "string");
-  return body;
-}
-
-function expectHeaders(answer: Answer, expected: Record<string, string | undefined>): void {
-  for (const [name, value] of Object.entries(expected)) assert.equal(answer.headers[name], value, `header ${name}`);
 }
 
 const pet = (id: number, name: string, categoryId: number, status: string) =>
@@ -743,5 +713,8 @@ export interface ConformanceCase {
  *   for (const c of conformanceCases()) test(c.name, () => c.run({ basePath: "/v1", key, reset, url }));
  */
 export function conformanceCases(): ConformanceCase[] {
-  return CASES.map(({ name, run }) => ({ name, run: (target: ConformanceTarget) => onTarget(target, run) }));
+  return [...CASES, ...CACHING_CASES].map(({ name, run }) => ({
+    name,
+    run: (target: ConformanceTarget) => onTarget(target, run),
+  }));
 }

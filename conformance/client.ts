@@ -9,6 +9,7 @@ import type { Agent } from "node:http";
 import { assert } from "./assert.ts";
 
 type Http = typeof import("node:http");
+type Zlib = typeof import("node:zlib");
 
 /** What every target has: where the API lives, a key it accepts, and a way to empty it. */
 export interface TargetBase {
@@ -53,11 +54,13 @@ export interface Req {
   body?: string | Uint8Array;
 }
 
-/** An answer: lower-case header names, body as text. */
+/** An answer: lower-case header names, body as text (decoded when the target compressed it). */
 export interface Answer {
   status: number;
   headers: Record<string, string>;
   body: string;
+  /** The body's length as it came, when the target compressed it (`Content-Encoding`). */
+  codedBytes?: number;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
@@ -84,7 +87,17 @@ async function loadBuiltin<T>(name: string): Promise<T> {
   return (await import(/* webpackIgnore: true */ /* @vite-ignore */ name)) as T;
 }
 
-function overSocket(http: Http, url: string, req: Req, agent: Agent): Promise<Answer> {
+/** A compressed body decoded, by its `Content-Encoding` (zstd where this Node has it). */
+function decode(zlib: Zlib, coding: string, bytes: Buffer): Buffer {
+  const zstd = (zlib as { zstdDecompressSync?: (b: Buffer) => Buffer }).zstdDecompressSync;
+  if (coding === "gzip" || coding === "x-gzip") return zlib.gunzipSync(bytes);
+  if (coding === "br") return zlib.brotliDecompressSync(bytes);
+  if (coding === "deflate") return zlib.inflateSync(bytes);
+  if (coding === "zstd" && zstd !== undefined) return zstd(bytes);
+  throw new Error(`the answer is coded with ${coding}, which this Node cannot decode`);
+}
+
+function overSocket(http: Http, zlib: Zlib, url: string, req: Req, agent: Agent): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const request = http.request(new URL(req.path, url), {
       method: req.method,
@@ -101,7 +114,17 @@ function overSocket(http: Http, url: string, req: Req, agent: Agent): Promise<An
         for (const [name, value] of Object.entries(res.headers)) {
           if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(", ") : value;
         }
-        resolve({ status: res.statusCode ?? 0, headers, body: Buffer.concat(chunks).toString("utf8") });
+        const bytes = Buffer.concat(chunks);
+        const coding = headers["content-encoding"];
+        if (coding === undefined || bytes.length === 0) {
+          return resolve({ status: res.statusCode ?? 0, headers, body: bytes.toString("utf8") });
+        }
+        try {
+          const body = decode(zlib, coding, bytes).toString("utf8");
+          resolve({ status: res.statusCode ?? 0, headers, body, codedBytes: bytes.length });
+        } catch (error) {
+          reject(error);
+        }
       });
     });
     request.on("error", reject);
@@ -145,6 +168,12 @@ async function inProcess(target: FetchTarget, req: Req): Promise<Answer> {
   return { status: response.status, headers, body: await response.text() };
 }
 
+/** A strong entity tag (RFC 9110 §8.8.3), as pets and pages carry. */
+export const STRONG_TAG = /^"[!#-~]+"$/;
+/** What a caller's pet, page or create may say to caches: private, revalidated or for a while. */
+const KEPT = /^private, (no-cache|max-age=[0-9]+)(, no-transform)?$/;
+const NOT_KEPT = /^no-store(, no-transform)?$/;
+
 /** The checks every answer of the API owes the contract, whatever the case. */
 export function checkEveryAnswer(req: Req, answer: Answer): void {
   const h = answer.headers;
@@ -155,13 +184,27 @@ export function checkEveryAnswer(req: Req, answer: Answer): void {
     assert.equal(h["content-length"] ?? "0", "0", "a 204 announces no body");
     return;
   }
-  assert.equal(h["content-type"], "application/json; charset=utf-8", "content-type");
-  assert.equal(h["cache-control"], "no-store", "cache-control");
+  if (answer.status === 304) {
+    // RFC 9110 §15.4.5: no body, no type, the validator and what caches may do with it.
+    assert.equal(answer.body, "", "a 304 has no body");
+    assert.equal(h["content-type"], undefined, "a 304 has no content type");
+    assert.match(h.etag ?? "", STRONG_TAG, "a 304 names the answer it confirms");
+  } else {
+    assert.equal(h["content-type"], "application/json; charset=utf-8", "content-type");
+  }
+  // A caller's 2xx (and 304) may be kept by its browser (private); errors and the public document never.
+  const kept = answer.status < 400 && req.headers.authorization !== undefined;
+  assert.match(h["cache-control"] ?? "", kept ? KEPT : NOT_KEPT, "cache-control");
   assert.match(h["x-request-id"] ?? "", REQUEST_ID, "x-request-id");
   assert.equal(h["x-powered-by"], undefined, "no X-Powered-By");
   assert.equal(h.server, undefined, "no Server banner");
+  if (answer.status === 304) return;
   if (req.method === "HEAD") assert.equal(answer.body, "", "HEAD has no body");
-  else assert.equal(h["content-length"], String(byteLength(answer.body)), "content-length");
+  else if (h["content-encoding"] === undefined) {
+    assert.equal(h["content-length"], String(byteLength(answer.body)), "content-length");
+  } else if (answer.codedBytes !== undefined && h["content-length"] !== undefined) {
+    assert.equal(h["content-length"], String(answer.codedBytes), "content-length (of the coded body)");
+  }
   if (answer.status >= 400 && req.method !== "HEAD") {
     const body = JSON.parse(answer.body);
     assert.equal(body.status, answer.status, "the Error body's status is the HTTP status");
@@ -192,6 +235,7 @@ export async function onTarget(target: ConformanceTarget, body: (client: Client)
   const base = target.basePath === "/" ? "" : target.basePath;
   await target.reset();
   const http = "fetch" in target ? undefined : await loadBuiltin<Http>("node:http");
+  const zlib = http === undefined ? undefined : await loadBuiltin<Zlib>("node:zlib");
   const agent = http === undefined ? undefined : new http.Agent({ keepAlive: true, maxSockets: 1 });
   let seeded = 0;
   const client: Client = {
@@ -204,9 +248,9 @@ export async function onTarget(target: ConformanceTarget, body: (client: Client)
       let answer: Answer;
       try {
         answer =
-          http === undefined || agent === undefined
+          http === undefined || agent === undefined || zlib === undefined
             ? await inProcess(target as FetchTarget, sent)
-            : await overSocket(http, (target as SocketTarget).url, sent, agent);
+            : await overSocket(http, zlib, (target as SocketTarget).url, sent, agent);
         checkEveryAnswer(sent, answer);
       } catch (error) {
         if (error instanceof Error) error.message = `${req.method} ${req.path}: ${error.message}`;

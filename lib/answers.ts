@@ -1,72 +1,119 @@
 /**
  * Step 3 of the handler, the operations' answers: a page with its `Link`, one pet with the
- * deprecation headers, and a create (idempotency key, body headers, body, then the pet). What
- * they throw or reject with, the handler turns into the contract's answers.
+ * deprecation headers (each with its validator, or the `304` that replaces it), and a create
+ * (idempotency key, body headers, body, then the pet). What they throw or reject with, the handler
+ * turns into the contract's answers.
  */
 import type { Awaitable } from "./awaitable.ts";
 import { isPromise } from "./awaitable.ts";
 import { parseJson, refusedBody } from "./body.ts";
 import type { Refusal } from "./errors.ts";
 import { isRefusal, refuse } from "./errors.ts";
-import type { Exchange, Handler } from "./exchange.ts";
+import type { Exchange, Handler, PageAnswer } from "./exchange.ts";
 import type { PetStoreResponse } from "./http.ts";
 import type { CheckedKey } from "./idempotency.ts";
 import { parseIdempotencyKey, scopeOf } from "./idempotency.ts";
-import type { JsonText } from "./json.ts";
 import type { PetPage } from "./operations.ts";
 import { listQuery } from "./query.ts";
 import type { Pet } from "./schemas.ts";
 import { flat } from "./text.ts";
+import { isNotModified, pageValidator, petValidator } from "./validators.ts";
 
 /**
- * GET/HEAD {base}/pets: a page, with `Link: rel="next"` when more follow. Over in-process storage,
- * the same query asked again before any write (a polled page) gets the last answer's text again
- * without reading the storage: nothing it was made from can have changed.
+ * What a pet or a page varies with besides its URL: its coding, whoever compresses it (the Node
+ * adapter, hapi, Deno, a proxy), so that a cache never hands a coded answer to a client that
+ * cannot read it. Said on every such answer, whatever its size, so that its `304` says the same.
+ */
+const ACCEPT_ENCODING = "Accept-Encoding";
+
+/**
+ * GET/HEAD {base}/pets: a page, with `Link: rel="next"` when more follow, its `ETag`, and `304`
+ * instead when `If-None-Match` names that tag. Over in-process storage, the same query asked again
+ * before any write (a polled page) gets the last answer again without reading the storage: nothing
+ * it was made from can have changed.
  */
 export function listPetsResponse(handler: Handler, exchange: Exchange, rawQuery: string): Awaitable<PetStoreResponse> {
   const writes = handler.writeCount?.();
   const kept = handler.lastPage;
-  if (writes !== undefined && kept.writes === writes && kept.query === rawQuery) {
-    return exchange.json(200, kept.json, kept.headers);
+  if (writes !== undefined && kept.writes === writes && kept.query === rawQuery && kept.answer !== undefined) {
+    return answerPage(exchange, kept.answer);
   }
   const query = listQuery(rawQuery);
   if (isRefusal(query)) return exchange.error(query);
   const page = handler.ops.listPets(query);
   if (isPromise(page)) return page.then((p) => pageResponse(handler, exchange, p));
-  const answer = pageAnswer(handler, page);
   // Kept only over storage that counts its writes (it answers in this very tick, so the count holds).
-  if (writes !== undefined) {
-    // Flat once: a kept page is written again and again, and a string in pieces is copied piece by piece each time.
-    flat(answer.json.text);
-    handler.lastPage = { query: rawQuery, writes, ...answer };
-  }
-  return exchange.json(200, answer.json, answer.headers);
+  return pageResponse(handler, exchange, page, writes === undefined ? undefined : { query: rawQuery, writes });
 }
 
-function pageResponse(handler: Handler, exchange: Exchange, page: PetPage): PetStoreResponse {
-  const { json, headers } = pageAnswer(handler, page);
+/** The page's answer, or its `304` (decided from the pets' digests: the body is then not written). */
+function pageResponse(
+  handler: Handler,
+  exchange: Exchange,
+  page: PetPage,
+  keep?: { query: string; writes: number },
+): PetStoreResponse {
+  const { etag, bytes } = pageValidator(handler.json, page);
+  const full = page.nextCursor !== undefined;
+  const cacheControl = full ? handler.cachePolicy.fullPage : handler.cachePolicy.lastPage;
+  const unchanged = { etag, "cache-control": cacheControl, vary: ACCEPT_ENCODING };
+  if (isNotModified(exchange.headers["if-none-match"], etag)) return exchange.notModified(bytes, unchanged);
+  const json = handler.json.many(page.pets);
+  const headers = full ? { ...unchanged, link: linkOf(handler, page) } : unchanged;
+  const answer: PageAnswer = { json, headers, unchanged };
+  if (keep !== undefined) {
+    // Flat once: a kept page is written again and again, and a string in pieces is copied piece by piece each time.
+    flat(json.text);
+    handler.lastPage = { ...keep, answer };
+  }
   return exchange.json(200, json, headers);
 }
 
-/** A page's body, and its `Link` header when a next page follows. */
-function pageAnswer(handler: Handler, page: PetPage): { json: JsonText; headers: Record<string, string> | undefined } {
-  const json = handler.json.many(page.pets);
-  if (page.nextCursor === undefined) return { json, headers: undefined };
-  const status = page.status === undefined ? "" : `&status=${page.status}`;
-  const link = `<${handler.collectionPath}?limit=${page.limit}${status}&cursor=${page.nextCursor}>; rel="next"`;
-  return { json, headers: { link } };
+/** A kept page's answer: the page, or its `304`. */
+function answerPage(exchange: Exchange, answer: PageAnswer): PetStoreResponse {
+  const { json, headers, unchanged } = answer;
+  if (isNotModified(exchange.headers["if-none-match"], unchanged.etag)) {
+    return exchange.notModified(json.bytes, unchanged);
+  }
+  return exchange.json(200, json, headers);
 }
 
-/** GET/HEAD {base}/pets/{petId}: the pet, with the route's deprecation headers. */
+/** The `Link` to the page after this one. */
+function linkOf(handler: Handler, page: PetPage): string {
+  const status = page.status === undefined ? "" : `&status=${page.status}`;
+  return `<${handler.collectionPath}?limit=${page.limit}${status}&cursor=${page.nextCursor}>; rel="next"`;
+}
+
+/**
+ * GET/HEAD {base}/pets/{petId}: the pet, with the route's deprecation headers and its `ETag`, or
+ * `304` when `If-None-Match` names that tag.
+ */
 export function getPetResponse(handler: Handler, exchange: Exchange, rawId: string): Awaitable<PetStoreResponse> {
   let id = rawId;
   try {
     id = decodeURIComponent(rawId);
   } catch {}
   const pet = handler.ops.getPet(id);
-  return isPromise(pet)
-    ? pet.then((p) => exchange.json(200, handler.json.one(p), handler.deprecation))
-    : exchange.json(200, handler.json.one(pet), handler.deprecation);
+  return isPromise(pet) ? pet.then((p) => petResponse(handler, exchange, p)) : petResponse(handler, exchange, pet);
+}
+
+function petResponse(handler: Handler, exchange: Exchange, pet: Pet): PetStoreResponse {
+  const { entry, etag } = petValidator(handler.json, pet);
+  const bytes = entry.text.length + entry.extra;
+  const cacheControl = handler.cachePolicy.pet;
+  if (isNotModified(exchange.headers["if-none-match"], etag)) {
+    return exchange.notModified(bytes, {
+      ...handler.deprecation,
+      etag,
+      "cache-control": cacheControl,
+      vary: ACCEPT_ENCODING,
+    });
+  }
+  const response = exchange.json(200, { text: entry.text, bytes }, handler.deprecation);
+  response.headers.etag = etag;
+  response.headers["cache-control"] = cacheControl;
+  response.headers.vary = ACCEPT_ENCODING;
+  return response;
 }
 
 /**
@@ -125,7 +172,8 @@ function createFromBytes(
 
 /** 201 with the new pet and its Location. */
 function created(handler: Handler, exchange: Exchange, pet: Pet): PetStoreResponse {
-  return exchange.json(201, handler.json.created(pet), { location: `${handler.collectionPath}/${pet.id}` });
+  const location = `${handler.collectionPath}/${pet.id}`;
+  return exchange.json(201, handler.json.created(pet), { location, "cache-control": handler.cachePolicy.created });
 }
 
 /**
@@ -135,5 +183,6 @@ function created(handler: Handler, exchange: Exchange, pet: Pet): PetStoreRespon
 function createdOnce(handler: Handler, exchange: Exchange, once: { pet: Pet; replayed: boolean }): PetStoreResponse {
   if (!once.replayed) return created(handler, exchange, once.pet);
   const location = `${handler.collectionPath}/${once.pet.id}`;
-  return exchange.json(201, handler.json.one(once.pet), { location, "idempotent-replayed": "true" });
+  const headers = { location, "cache-control": handler.cachePolicy.created, "idempotent-replayed": "true" };
+  return exchange.json(201, handler.json.one(once.pet), headers);
 }

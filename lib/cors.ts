@@ -18,11 +18,11 @@ export interface CorsOptions {
 
 /** The headers the contract's clients read, exposed to page scripts. */
 export const EXPOSED_HEADERS =
-  "Link, Location, X-Request-Id, Retry-After, Deprecation, Sunset, Idempotent-Replayed, WWW-Authenticate";
+  "Link, Location, X-Request-Id, Retry-After, Deprecation, Sunset, Idempotent-Replayed, WWW-Authenticate, ETag";
 /** Exposed too when the store has rate limits. */
 export const RATE_LIMIT_EXPOSED = "RateLimit, RateLimit-Policy";
 /** The request headers a page may send. */
-export const ALLOWED_HEADERS = "Authorization, Content-Type, Idempotency-Key, X-Request-Id";
+export const ALLOWED_HEADERS = "Authorization, Content-Type, Idempotency-Key, X-Request-Id, If-None-Match";
 
 const DEFAULT_MAX_AGE = 600;
 

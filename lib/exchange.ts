@@ -4,6 +4,7 @@
  * `Responder` that also knows the request, its headers, method, token, route and CORS headers).
  */
 import type { VerifyToken } from "./auth.ts";
+import type { CachePolicy } from "./cache-control.ts";
 import type { Cors } from "./cors.ts";
 import type { HeaderValue, PetStoreRequest } from "./http.ts";
 import type { JsonText, PetJson } from "./json.ts";
@@ -35,6 +36,17 @@ export interface HandlerOptions {
   tracing?: Tracing | undefined;
   /** The storage's count of writes, when it is in-process and keeps one (./storage/write-count.ts). */
   writeCount?: (() => number) | undefined;
+  /** The `Cache-Control` of each kind of answer (./cache-control.ts). */
+  cachePolicy: CachePolicy;
+}
+
+/** A page's answer as it may be kept: its body, its headers, and those of them a `304` keeps. */
+export interface PageAnswer {
+  json: JsonText;
+  /** `ETag`, `Cache-Control`, `Vary` and, when a next page follows, `Link`. */
+  headers: Record<string, string>;
+  /** `ETag`, `Cache-Control` and `Vary`: what a `304` says instead (RFC 9110 §15.4.5). */
+  unchanged: Record<string, string> & { etag: string };
 }
 
 /** What every step reads: the options and what is derived from them once. */
@@ -49,7 +61,7 @@ export interface Handler extends HandlerOptions {
   deprecation: Record<string, string>;
   publicRoutes: Readonly<Record<string, () => JsonText>>;
   /** The last page answered, by its query string, and the storage's write count then. */
-  lastPage: { query: string; writes: number; json: JsonText; headers: Record<string, string> | undefined };
+  lastPage: { query: string; writes: number; answer: PageAnswer | undefined };
 }
 
 /** One request on its way through the steps: what they read of it, computed once, and its answers. */

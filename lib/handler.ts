@@ -211,9 +211,16 @@ function preflight(handler: Handler, exchange: Exchange, methods: string): PetSt
   };
 }
 
-/** The answer with the CORS headers of an allowed origin. */
-function withCors(exchange: Exchange, response: PetStoreResponse): PetStoreResponse {
-  return withHeaders(response, exchange.cors as Record<string, string>);
+/** The answer with the CORS headers of an allowed origin, and `no-transform` when the store says it on every answer. */
+function finished(exchange: Exchange, response: PetStoreResponse, noTransform: boolean): PetStoreResponse {
+  const { cors } = exchange;
+  if (cors !== undefined) {
+    const vary = response.headers.vary; // a pet's or a page's Accept-Encoding (a preflight's is the CORS one)
+    withHeaders(response, cors);
+    if (vary !== undefined && vary !== cors.vary) response.headers.vary = `${cors.vary}, ${vary}`;
+  }
+  if (noTransform) response.headers["cache-control"] += ", no-transform";
+  return response;
 }
 
 /** What a request's span says of the request once it was answered. */
@@ -270,10 +277,11 @@ export function createHandler(ops: CoreOperations, options: HandlerOptions) {
       link: `<${collectionPath}>; rel="successor-version"`,
     },
     publicRoutes: options.publicRoutes ?? {},
-    lastPage: { query: "", writes: -1, json: { text: "[]", bytes: 2 }, headers: undefined },
+    lastPage: { query: "", writes: -1, answer: undefined },
   };
 
   const cors = options.cors;
+  const noTransform = options.cachePolicy.noTransform;
   function answer(exchange: Exchange): Awaitable<PetStoreResponse> {
     try {
       const request = exchange.request;
@@ -289,8 +297,10 @@ export function createHandler(ops: CoreOperations, options: HandlerOptions) {
       return unexpected(handler, exchange, error);
     }
     const response = guardedRun(exchange);
-    if (exchange.cors === undefined) return response;
-    return isPromise(response) ? response.then((r) => withCors(exchange, r)) : withCors(exchange, response);
+    if (exchange.cors === undefined && !noTransform) return response;
+    return isPromise(response)
+      ? response.then((r) => finished(exchange, r, noTransform))
+      : finished(exchange, response, noTransform);
   }
 
   function guardedRun(exchange: Exchange): Awaitable<PetStoreResponse> {

@@ -27,6 +27,7 @@ export const REQUEST_HEADERS = Object.freeze([
   "content-length",
   "content-type",
   "idempotency-key",
+  "if-none-match",
   "origin",
   "traceparent",
   "tracestate",
@@ -54,8 +55,10 @@ export interface PetStoreRequest {
 export interface PetStoreResponse {
   status: number;
   /**
-   * Lower-case header names. `content-length` is always set (for HEAD, that of the GET body),
-   * except on a `204` (a CORS preflight's answer), which has no body and no length.
+   * Lower-case header names. `content-length` is always set (for HEAD and a `304`, that of the 200's
+   * body), except on a `204` (a CORS preflight's answer), which has no body and no length. A `304`'s
+   * is for an adapter that codes answers (is the 200 large enough?); the package's adapters do not
+   * send it, as some HTTP parsers would wait for that body.
    */
   headers: Record<string, string>;
   /** The body text, or "" (always "" for HEAD). */

@@ -9,6 +9,7 @@ import * as adapter from "./adapter.ts";
 export type { AuthOption, VerifyToken } from "./auth.ts";
 export { apiKeys } from "./auth.ts";
 export type { Awaitable } from "./awaitable.ts";
+export type { CacheControlOptions } from "./cache-control.ts";
 export type { CorsOptions } from "./cors.ts";
 export type { AnyErrorCode, ErrorBody, ErrorCode, ErrorDetail } from "./errors.ts";
 export { ERRORS, isPetStoreError, PetStoreError } from "./errors.ts";

@@ -20,14 +20,21 @@ export interface JsonText {
   bytes: number;
 }
 
-/** One pet's JSON text, in the contract's key order, its UTF-8 bytes beyond one per character, and the pet it was built from. */
-interface PetText {
+/**
+ * One pet's JSON text, in the contract's key order, its UTF-8 bytes beyond one per character, the
+ * pet it was built from, and its validator once one was asked for (lib/validators.ts fills in
+ * `h1`, `h2`: (0, 0) until then, and `etag`).
+ */
+export interface PetText {
   id: number;
   name: string;
   categoryId: number;
   status: string;
   text: string;
   extra: number;
+  h1: number;
+  h2: number;
+  etag: string | undefined;
 }
 
 /** The part of a pet's JSON text after its id, around its name already written as a JSON string. */
@@ -49,7 +56,17 @@ function petText(p: Pet): PetText {
   const name = plain ? `"${p.name}"` : JSON.stringify(p.name);
   const text = `{"id":${p.id}${petTail(name, p)}`;
   const extra = plain ? 0 : utf8Length(name) - name.length;
-  return { id: p.id, name: p.name, categoryId: p.categoryId, status: p.status, text, extra };
+  return {
+    id: p.id,
+    name: p.name,
+    categoryId: p.categoryId,
+    status: p.status,
+    text,
+    extra,
+    h1: 0,
+    h2: 0,
+    etag: undefined,
+  };
 }
 
 /**
@@ -74,6 +91,11 @@ export class PetJson {
   one(pet: Pet): JsonText {
     const t = this.text(pet);
     return { text: t.text, bytes: t.text.length + t.extra };
+  }
+
+  /** One pet's kept text, with what its validator needs (lib/validators.ts). */
+  entry(pet: Pet): PetText {
+    return this.text(pet);
   }
 
   /** A pet just created: its text is not kept, as most new pets are not read again soon. */

@@ -66,7 +66,27 @@ export function headerComponents(deprecatedAt: Date, sunsetAt: Date): Record<str
       "The client's `X-Request-Id` when it is 1 to 128 characters of `[A-Za-z0-9._-]`, otherwise a new random id.",
       { type: "string", pattern: requestIdPattern },
     ),
-    "Cache-Control": header("Answers of the operations are never cached.", { type: "string", const: "no-store" }),
+    "Cache-Control": header("Errors are never kept (`no-transform` added when the store forbids transforming).", {
+      type: "string",
+      pattern: "^no-store(, no-transform)?$",
+    }),
+    "Cache-Control-Kept": header(
+      "An answer to a caller: `private, no-cache` by default (a browser keeps it and revalidates it with `If-None-Match`, a `304` when unchanged; no shared cache keeps it); `private, max-age=N` when the store lets pets or full pages be reused for N seconds (never the last page); `no-store` when it keeps nothing; `no-transform` added when it forbids transforming.",
+      { type: "string", pattern: "^(private, (no-cache|max-age=[0-9]+)|no-store)(, no-transform)?$" },
+    ),
+    ETag: header(
+      'A strong validator of this answer, derived from the stored data (the same from every server process and backend); send it back in `If-None-Match`. A server that compresses (the standalone server, the Node adapter) gives each coding its own (`"…-br"`); a host or proxy that compresses may weaken it instead (`W/`), which `If-None-Match` still matches.',
+      { type: "string", pattern: '^(W/)?"[!#-~]+"$', examples: ['"3f2a9c0d51e7b864"'] },
+    ),
+    "Vary-Encoding": header(
+      "`Accept-Encoding`: whoever compresses a pet or a page (the server, its host, a proxy), a cache keeps each coding apart. `Origin, Accept-Encoding` for an allowed page's request (CORS).",
+      { type: "string", pattern: "[Aa]ccept-[Ee]ncoding", examples: ["Accept-Encoding"] },
+    ),
+    "Content-Encoding": header(
+      "`zstd`, `br` or `gzip` when the server compressed the answer for a client that accepts it (answers of 1 KiB or more).",
+      { type: "string", enum: ["zstd", "br", "gzip"] },
+      false,
+    ),
     "X-Content-Type-Options": header("No answer is sniffed for another type than it declares.", {
       type: "string",
       const: "nosniff",
@@ -177,6 +197,34 @@ export function createPetErrors(ruleCodes: readonly RuleCode[]): Json {
 }
 
 export const DEPRECATION_HEADERS = { Deprecation: "Deprecation", Sunset: "Sunset", Link: "Link-Successor" };
+
+/** The `If-None-Match` request header of listPets and getPet. */
+export const IF_NONE_MATCH: Json = {
+  name: "If-None-Match",
+  in: "header",
+  required: false,
+  description:
+    "The `ETag`s of answers the client holds (a list, or `*`; weak comparison, so a proxy's `W/` does not matter): when one names this answer, it is `304 Not Modified` without a body.",
+  schema: { type: "string", examples: ['"3f2a9c0d51e7b864"'] },
+};
+
+/** The headers of a pet or a page: its validator, what caches may do with it, and its coding. */
+export const VALIDATED_HEADERS = {
+  ETag: "ETag",
+  "Cache-Control": "Cache-Control-Kept",
+  Vary: "Vary-Encoding",
+  "Content-Encoding": "Content-Encoding",
+};
+
+/** `304 Not Modified` of a pet or a page: no body, and the headers RFC 9110 §15.4.5 keeps. */
+export function notModifiedResponse(extraHeaders: Record<string, string> = {}): Json {
+  const { "Content-Encoding": _, ...kept } = VALIDATED_HEADERS;
+  return {
+    description:
+      "Not modified: `If-None-Match` names this answer's `ETag` (weak comparison) or is `*`. No body; the `ETag`, `Cache-Control` and `Vary` the `200` would carry.",
+    headers: headers({ ...kept, ...extraHeaders }),
+  };
+}
 
 /**
  * The answer for one status of the error table: the Error schema narrowed to the codes this

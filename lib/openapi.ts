@@ -14,12 +14,15 @@ import {
   HEADERS,
   headerComponents,
   headers,
+  IF_NONE_MATCH,
   JSON_MEDIA,
+  notModifiedResponse,
   RATE_LIMIT_HEADERS,
   rateLimitedResponse,
   ref,
   SCHEMAS,
   schemaComponents,
+  VALIDATED_HEADERS,
 } from "./openapi-components.ts";
 import type { RuleCodeDeclaration } from "./rules.ts";
 import { DEFAULT_DEPRECATED_AT, DEFAULT_LIMIT, DEFAULT_SUNSET_AT } from "./schemas.ts";
@@ -131,6 +134,7 @@ function paths(
 ): Json {
   const { description: _idDescription, ...petIdSchema } = schemas.Pet.properties.id;
   const requestId = ref("#/components/parameters/X-Request-Id");
+  const ifNoneMatch = ref("#/components/parameters/If-None-Match");
   const petIdParameter = {
     name: "petId",
     in: "path",
@@ -170,14 +174,16 @@ function paths(
               'Opaque position from a previous page\'s `Link: rel="next"`; a cursor the service did not issue is refused.',
             schema: query.cursor,
           },
+          ifNoneMatch,
           requestId,
         ],
         responses: {
           "200": {
             description: "A page of pets (the bare array).",
-            headers: headers({ Link: "Link-Next" }),
+            headers: headers({ Link: "Link-Next", ...VALIDATED_HEADERS }),
             content: { [JSON_MEDIA]: { schema: ref(`${SCHEMAS}Pets`), example: [petExample] } },
           },
+          "304": notModifiedResponse(),
           "400": errorResponse(["invalid_request", "invalid_query"]),
           ...commonErrors(),
         },
@@ -200,7 +206,11 @@ function paths(
           "201": {
             description:
               "The created pet, with the `id` the service assigned; or, for a retry with the same `Idempotency-Key` and NewPet, the pet its first request created (`Idempotent-Replayed: true`).",
-            headers: headers({ Location: "Location", "Idempotent-Replayed": "Idempotent-Replayed" }),
+            headers: headers({
+              Location: "Location",
+              "Idempotent-Replayed": "Idempotent-Replayed",
+              "Cache-Control": "Cache-Control-Kept",
+            }),
             content: { [JSON_MEDIA]: { schema: ref(`${SCHEMAS}Pet`), example: petExample } },
           },
           ...createPetErrors(ruleCodes),
@@ -218,13 +228,14 @@ function paths(
         deprecated: true,
         "x-deprecated-sunset": sunset,
         security,
-        parameters: [petIdParameter, requestId],
+        parameters: [petIdParameter, ifNoneMatch, requestId],
         responses: {
           "200": {
             description: "The pet.",
-            headers: headers(DEPRECATION_HEADERS),
+            headers: headers({ ...DEPRECATION_HEADERS, ...VALIDATED_HEADERS }),
             content: { [JSON_MEDIA]: { schema: ref(`${SCHEMAS}Pet`), example: petExample } },
           },
+          "304": notModifiedResponse(DEPRECATION_HEADERS),
           "400": errorResponse(["invalid_request", "invalid_pet_id"], DEPRECATION_HEADERS),
           "404": errorResponse(["pet_not_found"], DEPRECATION_HEADERS),
           ...commonErrors(DEPRECATION_HEADERS),
@@ -302,7 +313,7 @@ export function buildOpenApi(options: OpenApiOptions = {}): OpenApiDocument {
       title: "Pet Store API",
       version: "1.0.0",
       summary: "List, add and get the animals offered in a pet store.",
-      description: `An HTTP/JSON service that manages the animals offered in a pet store. Every operation needs an API key, sent as \`Authorization: Bearer <key>\`.\n\nPaths are exact (\`${basePath}/pets/\` is not \`${basePath}/pets\`) and \`HEAD\` is accepted wherever \`GET\` is. Checks run in this order: route (\`404 not_found\`, \`405 method_not_allowed\` with \`Allow\`), key (\`401\`; \`400 invalid_request\` when \`Authorization\` is given more than once), content type, size and validation (\`415\`, \`413\`, \`400\`), then the operation. Every error is an \`Error\` body whose \`status\` equals the HTTP status. This document is served without a key at \`${basePath}/openapi.json\`.\n\nBrowser pages of other origins may call the API when the store allows their origin (CORS: \`createPetStore({ cors: { origins } })\`, \`PETSTORE_CORS_ORIGINS\` for the standalone server): preflights are answered before the key, and every answer exposes \`Link\`, \`Location\`, \`X-Request-Id\`, \`Retry-After\`, \`Deprecation\`, \`Sunset\`, \`Idempotent-Replayed\` and \`WWW-Authenticate\` to the page's script (and \`RateLimit\`, \`RateLimit-Policy\` with rate limits).\n\nA server may have rate limits (\`createPetStore({ rateLimit })\`, \`PETSTORE_RATE_LIMIT\`): each key may then make a number of requests in each fixed window, shared by every process of the service; every answer once the key is accepted carries \`RateLimit-Policy\` and \`RateLimit\` (IETF draft-ietf-httpapi-ratelimit-headers), and a key past its limit gets \`429 rate_limited\` with \`Retry-After\`, nothing done.`,
+      description: `An HTTP/JSON service that manages the animals offered in a pet store. Every operation needs an API key, sent as \`Authorization: Bearer <key>\`.\n\nPaths are exact (\`${basePath}/pets/\` is not \`${basePath}/pets\`) and \`HEAD\` is accepted wherever \`GET\` is. Checks run in this order: route (\`404 not_found\`, \`405 method_not_allowed\` with \`Allow\`), key (\`401\`; \`400 invalid_request\` when \`Authorization\` is given more than once), content type, size and validation (\`415\`, \`413\`, \`400\`), then the operation. Every error is an \`Error\` body whose \`status\` equals the HTTP status. This document is served without a key at \`${basePath}/openapi.json\`.\n\nBrowser pages of other origins may call the API when the store allows their origin (CORS: \`createPetStore({ cors: { origins } })\`, \`PETSTORE_CORS_ORIGINS\` for the standalone server): preflights are answered before the key, and every answer exposes \`Link\`, \`Location\`, \`X-Request-Id\`, \`Retry-After\`, \`Deprecation\`, \`Sunset\`, \`Idempotent-Replayed\` and \`WWW-Authenticate\` to the page's script (and \`RateLimit\`, \`RateLimit-Policy\` with rate limits).\n\nA server may have rate limits (\`createPetStore({ rateLimit })\`, \`PETSTORE_RATE_LIMIT\`): each key may then make a number of requests in each fixed window, shared by every process of the service; every answer once the key is accepted carries \`RateLimit-Policy\` and \`RateLimit\` (IETF draft-ietf-httpapi-ratelimit-headers), and a key past its limit gets \`429 rate_limited\` with \`Retry-After\`, nothing done.\n\nPets and pages carry a strong \`ETag\`: a client that sends it back in \`If-None-Match\` gets \`304 Not Modified\` without a body while the answer is unchanged. Answers to a caller are \`Cache-Control: private, no-cache\` by default (a browser keeps them and revalidates; no shared cache keeps them), errors \`no-store\`. The standalone server and the Node adapter compress answers of 1 KiB or more (\`zstd\`, \`br\`, \`gzip\`, as \`Accept-Encoding\` prefers), each coding with its own \`ETag\`.`,
       license: { name: "MIT", identifier: "MIT" },
     },
     servers: [
@@ -326,6 +337,7 @@ export function buildOpenApi(options: OpenApiOptions = {}): OpenApiDocument {
           schema: { type: "string" },
         },
         "Idempotency-Key": idempotencyKeyParameter(options.idempotencyTtlMs ?? DEFAULT_IDEMPOTENCY_TTL_MS),
+        "If-None-Match": IF_NONE_MATCH,
       },
       headers: headerComponents(options.deprecatedAt ?? DEFAULT_DEPRECATED_AT, sunsetAt),
       responses: unroutedResponses(),

@@ -1,7 +1,8 @@
 /**
  * The answers the core builds. A `Responder` is made once per request: it knows whether the
- * request is HEAD and which id the answer carries, so every answer gets the same five headers and
- * every error the contract's Error body with the status of its code (lib/errors.ts).
+ * request is HEAD and which id the answer carries, so every answer gets the same five headers (a
+ * `304` those of them it keeps) and every error the contract's Error body with the status of its
+ * code (lib/errors.ts).
  */
 import type { ErrorCode, Refusal } from "./errors.ts";
 import { ERRORS } from "./errors.ts";
@@ -53,6 +54,23 @@ export class Responder {
       status,
       headers: responseHeaders(JSON_TYPE, this.requestId, bytes, headers),
       body: this.head ? "" : text,
+    };
+  }
+
+  /**
+   * `304 Not Modified`: no body, no type, and of the 200's headers only those RFC 9110 §15.4.5 keeps
+   * (`headers`: its ETag, Cache-Control and the like), with the 200's length (`bytes`) as HEAD has.
+   */
+  notModified(bytes: number, headers: Record<string, string>): PetStoreResponse {
+    return {
+      status: 304,
+      headers: {
+        "x-request-id": this.requestId,
+        "content-length": String(bytes),
+        "x-content-type-options": "nosniff",
+        ...headers,
+      },
+      body: "",
     };
   }
 

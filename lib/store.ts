@@ -6,6 +6,8 @@ import type { AuthOption } from "./auth.ts";
 import { toVerifier } from "./auth.ts";
 import type { Awaitable } from "./awaitable.ts";
 import { isPromise } from "./awaitable.ts";
+import type { CacheControlOptions } from "./cache-control.ts";
+import { cachePolicy, checkCacheControl } from "./cache-control.ts";
 import type { CorsOptions } from "./cors.ts";
 import { checkCors, createCors } from "./cors.ts";
 import { isPetStoreError } from "./errors.ts";
@@ -104,6 +106,13 @@ export interface PetStoreOptions {
    */
   rateLimit?: RateLimitOptions;
   /**
+   * What `Cache-Control` says (contract 1.4): by default `private, no-cache` on answers to a
+   * caller (browsers keep them and revalidate with `If-None-Match`, a cheap `304`) and `no-store`
+   * on errors. `petMaxAge` and `pageMaxAge` (seconds) let browsers reuse a pet or a full page
+   * without asking; `noTransform` forbids compressing; `noStore` keeps nothing. See docs/caching.md.
+   */
+  cacheControl?: CacheControlOptions;
+  /**
    * Where spans go (contract 1.3, "Traces"): by default the tracer provider registered with
    * `@opentelemetry/api`, when that optional peer is installed (else nothing is traced). See
    * docs/tracing.md.
@@ -176,6 +185,7 @@ const OPTIONS = [
   "cors",
   "rateLimit",
   "tracerProvider",
+  "cacheControl",
 ];
 
 /** Throws a clear TypeError for an option that is unknown or not what it must be. */
@@ -320,6 +330,7 @@ export function createPetStore(options: PetStoreOptions): PetStore {
   const breakerOptions = checkBreaker(options.breaker);
   const breaker = mayHang ? openBreaker(storage, breakerOptions, observe) : undefined;
   const cors = checkCors(options.cors);
+  const caching = cachePolicy(checkCacheControl(options.cacheControl));
   const reads = mayHang ? new ReadClock() : undefined;
   const rateLimit = checkRateLimit(options.rateLimit);
   const tracing = new Tracing(storage.kind, checkTracerProvider(options.tracerProvider), VERSION);
@@ -358,6 +369,7 @@ export function createPetStore(options: PetStoreOptions): PetStore {
     tracing,
     cors: cors === undefined ? undefined : createCors(cors, { rateLimited: rateLimit !== undefined }),
     writeCount: writeCountOf(storage),
+    cachePolicy: caching,
     rateLimiter,
     onLimited: rateLimit === undefined ? undefined : tellRefusals(rateLimit, observe, onError),
     publicRoutes: {

@@ -6,7 +6,9 @@
 import { randomBytes } from "node:crypto";
 import { availableParallelism } from "node:os";
 import { parseArgs } from "node:util";
+import type { CacheControlOptions } from "../lib/index.ts";
 import { BASE_PATH_PATTERN } from "../lib/internal.ts";
+import { CACHE_FLAGS, CACHE_USAGE, readCacheSettings } from "./cache-settings.ts";
 import { strayArgument } from "./stray-argument.ts";
 
 /** A configuration the server cannot start with. The message is one line for an operator. */
@@ -49,6 +51,10 @@ export interface ServerConfig {
   corsOrigins?: string[] | "*";
   /** Rate limits per caller (the key's scope), e.g. `{ limit: 600, windowSeconds: 60 }`; undefined: off. */
   rateLimit?: { limit: number; windowSeconds: number };
+  /** What `Cache-Control` says (`createPetStore({ cacheControl })`); undefined: the defaults. */
+  cacheControl?: CacheControlOptions;
+  /** False: no answer is compressed (default true: zstd, br or gzip from 1 KiB). */
+  compression?: boolean;
 }
 
 /** What a setting is when neither its variable nor its flag is given (and what `startServer` fills in). */
@@ -85,7 +91,8 @@ export interface LoadedConfig {
 
 export const USAGE = `Usage: petstore [--port N] [--host ADDR] [--storage SPEC] [--base-path /v1] [--log-level info]
                [--workers N|auto] [--metrics-port N] [--idempotency-ttl S] [--cors-origins LIST]
-               [--rate-limit N/S]
+               [--rate-limit N/S] [--cache-pet-max-age S] [--cache-page-max-age S]
+               [--cache-no-transform on|off] [--cache-no-store on|off] [--compression on|off]
 
 Every flag mirrors an environment variable (the flag wins):
   --port       PORT                TCP port (default 8080; 0 picks a free one)
@@ -98,6 +105,7 @@ Every flag mirrors an environment variable (the flag wins):
   --metrics-port PETSTORE_METRICS_PORT  Prometheus metrics at http://HOST:PORT/metrics (default off)
   --cors-origins PETSTORE_CORS_ORIGINS  origins whose pages may call the API: comma-separated, or * (default off)
   --rate-limit PETSTORE_RATE_LIMIT  requests per key in each window: <limit>/<seconds>, e.g. 600/60 (default off)
+${CACHE_USAGE}
 API keys are read only from PETSTORE_API_KEYS (comma-separated); without it a random key is
 generated and printed at start-up. Through npm, flags go after --: npm start -- --port 8081.
   --help (-h) prints this; --version (-v) prints the version.
@@ -221,6 +229,7 @@ const OPTIONS = {
   "metrics-port": { type: "string" },
   "cors-origins": { type: "string" },
   "rate-limit": { type: "string" },
+  ...CACHE_FLAGS,
   help: { type: "boolean", short: "h" },
   version: { type: "boolean", short: "v" },
 } as const;
@@ -268,6 +277,12 @@ export function loadConfig(env: NodeJS.ProcessEnv, argv: readonly string[] = [])
   );
   const corsOrigins = parseCorsOrigins(pick("cors-origins", "PETSTORE_CORS_ORIGINS", ""));
   const rateLimit = parseRateLimit(pick("rate-limit", "PETSTORE_RATE_LIMIT", ""));
+  const caching = readCacheSettings(
+    (flag, variable) => pick(flag, variable, ""),
+    (message) => {
+      throw new ConfigError(message);
+    },
+  );
   if (workers > 1 && storage.raw.trim() === "memory") {
     // "auto" is named as given, with what it came to on this machine.
     const asked = workersSetting.raw.trim().toLowerCase() === "auto" ? `auto (${workers})` : String(workers);
@@ -289,6 +304,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, argv: readonly string[] = [])
       ...(metricsPort === undefined ? {} : { metricsPort }),
       ...(corsOrigins === undefined ? {} : { corsOrigins }),
       ...(rateLimit === undefined ? {} : { rateLimit }),
+      ...caching,
     },
     generatedKey: generated,
     help: flags.help === true,

@@ -78,6 +78,7 @@ async function openStore(config: ServerConfig, options: StartOptions, logger: Lo
       basePath: config.basePath,
       idempotencyTtlMs: (config.idempotencyTtlSeconds ?? 86_400) * 1000,
       ...(config.corsOrigins === undefined ? {} : { cors: { origins: config.corsOrigins } }),
+      ...(config.cacheControl === undefined ? {} : { cacheControl: config.cacheControl }),
       onError: (error) => logError(logger, error),
       breaker: {
         onChange: ({ state, backend, failures, cause }) =>
@@ -130,7 +131,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
     log(req.method ?? "", pathOf(req), status, ms, requestId, aborted, traceId);
   };
 
-  const api = createNodeHandler(store, { onResponse: responded });
+  const api = createNodeHandler(store, { onResponse: responded, compression: settings.compression !== false });
   // Under a base path none of the server's routes can lie in, the API is asked first.
   const basePath = store.basePath;
   const apiFirst = !routesMayLieUnder(basePath);

@@ -5,6 +5,7 @@
  */
 import { checkOptionNames, isPromise } from "../lib/adapter.ts";
 import type {
+  CacheControlOptions,
   NewPetInput,
   PetStorage,
   PetStore,
@@ -55,6 +56,11 @@ export interface TestKitOptions {
    * process when none is (docs/tracing.md).
    */
   tracerProvider?: TracerProviderLike;
+  /**
+   * What `Cache-Control` says, as `createPetStore({ cacheControl })` takes it: to test an
+   * application against the caching it runs with (`petMaxAge`, `pageMaxAge`, `noTransform`, `noStore`).
+   */
+  cacheControl?: CacheControlOptions;
 }
 
 /** What both `startTestServer` and `createTestStore` give. */
@@ -97,6 +103,7 @@ const KIT_OPTIONS = [
   "onError",
   "rateLimit",
   "tracerProvider",
+  "cacheControl",
 ];
 
 function checkMs(name: string, ms: unknown): number {
@@ -198,6 +205,7 @@ export async function openKit(options: TestKitOptions): Promise<OpenKit> {
       ...(options.basePath === undefined ? {} : { basePath: options.basePath }),
       ...(options.rules === undefined ? {} : { rules: options.rules }),
       ...(options.rateLimit === undefined ? {} : { rateLimit: options.rateLimit }),
+      ...(options.cacheControl === undefined ? {} : { cacheControl: options.cacheControl }),
       ...(options.tracerProvider === undefined ? {} : { tracerProvider: options.tracerProvider }),
       onError,
     });

@@ -13,6 +13,7 @@ function send(req: IncomingMessage, res: ServerResponse, response: PetStoreRespo
   if (cannotRespond(req, res)) return;
   const headers = response.headers;
   if (mustClose(req, req.headers, maxBodyBytes)) headers.connection = "close";
+  if (response.status === 304) delete headers["content-length"]; // as the Node adapter sends a 304
   try {
     res.writeHead(response.status, headers);
     res.end(response.body);

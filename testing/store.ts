@@ -26,6 +26,12 @@ export interface TestRequestOptions {
   body?: unknown;
   /** Extra headers; `authorization` replaces the test key (`undefined` sends none). */
   headers?: Record<string, string | string[] | undefined>;
+  /**
+   * An earlier answer to revalidate: its `ETag` is sent as `If-None-Match`, so that the store
+   * answers `304` (no body) while it is unchanged.
+   * @example const again = await t.request("GET", "/v1/pets", { revalidate: first }); // again.status === 304
+   */
+  revalidate?: TestResponse;
 }
 
 /**
@@ -104,6 +110,14 @@ export async function createTestStore(options: TestKitOptions = {}): Promise<Tes
       }
       const { body, json } = bodyOf(requestOptions.body);
       const headers: Record<string, string | string[] | undefined> = { authorization: `Bearer ${kit.key}` };
+      const { revalidate } = requestOptions;
+      if (revalidate !== undefined) {
+        const etag = revalidate?.headers?.etag;
+        if (typeof etag !== "string") {
+          throw new TypeError("request: revalidate takes an earlier answer that carries an ETag (a pet or a page)");
+        }
+        headers["if-none-match"] = etag;
+      }
       if (json) headers["content-type"] = "application/json";
       for (const [name, value] of Object.entries(requestOptions.headers ?? {})) {
         const lower = name.toLowerCase();

@@ -148,7 +148,9 @@ test("node-http: the adapter adds no header of its own (no X-Powered-By, no Serv
       "content-length",
       "content-type",
       "date",
+      "etag",
       "keep-alive",
+      "vary",
       "x-content-type-options",
       "x-request-id",
     ]);

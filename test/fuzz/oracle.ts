@@ -194,7 +194,10 @@ export function checkAnswer(sent: Sent, answer: Answer, ledger: Ledger, inFlight
   if (!allowed.includes(status)) fail(`status ${status} is not allowed here`, sent, answer);
 
   // Headers of every answer.
-  if (headers["cache-control"] !== "no-store") fail("Cache-Control: no-store is missing", sent, answer);
+  // A caller's pet, page or create is kept by its browser only; errors and the public document never.
+  const kept = status < 300 && !sent.path.endsWith("/openapi.json");
+  const cacheControl = kept ? "private, no-cache" : "no-store";
+  if (headers["cache-control"] !== cacheControl) fail(`Cache-Control: ${cacheControl} is missing`, sent, answer);
   const id = headers["x-request-id"] ?? "";
   if (!REQUEST_ID.test(id)) fail("X-Request-Id is missing or malformed", sent, answer);
   const clientId = sent.requestId;

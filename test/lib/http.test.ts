@@ -439,8 +439,11 @@ test("every response: Content-Type application/json; charset=utf-8", async () =>
   for (const res of await sampleResponses()) assert.is(res.headers["content-type"], "application/json; charset=utf-8");
 });
 
-test("every response: Cache-Control: no-store", async () => {
-  for (const res of await sampleResponses()) assert.is(res.headers["cache-control"], "no-store");
+test("every response: Cache-Control: private, no-cache on a caller's 2xx (browsers keep and revalidate), no-store on errors", async () => {
+  for (const res of await sampleResponses()) {
+    const expected = res.status < 300 ? "private, no-cache" : "no-store";
+    assert.is(res.headers["cache-control"], expected, `${res.status}`);
+  }
 });
 
 test("every response: no X-Powered-By or framework banner", async () => {

@@ -88,9 +88,9 @@ test("openapi: servers are production and staging, with the base URL (base path 
 });
 
 const expectedStatuses: Record<string, string[]> = {
-  listPets: ["200", "400", "401", "429", "500", "503"],
+  listPets: ["200", "304", "400", "401", "429", "500", "503"],
   createPet: ["201", "400", "401", "409", "413", "415", "422", "429", "500", "503"],
-  getPet: ["200", "400", "401", "404", "429", "500", "503"],
+  getPet: ["200", "304", "400", "401", "404", "429", "500", "503"],
 };
 const expectedCodes: Record<string, Record<string, ErrorCode[]>> = {
   listPets: {
@@ -167,7 +167,7 @@ test("openapi createPet: declares the Idempotency-Key header (format and the ret
   assert.match(served.description, /kept for 90 seconds/);
 });
 
-test("openapi: every response carries required X-Request-Id and Cache-Control: no-store", () => {
+test("openapi: every response carries required X-Request-Id and Cache-Control (no-store on errors, private on a caller's pet, page or create)", () => {
   const all = [
     ...Object.values(ops).flatMap((op) => Object.values<Json>(op.responses)),
     ...Object.values<Json>(doc.components.responses),
@@ -176,8 +176,48 @@ test("openapi: every response carries required X-Request-Id and Cache-Control: n
     assert.ok(response.headers["X-Request-Id"], response.description);
     assert.ok(response.headers["Cache-Control"], response.description);
   }
-  assert.is(resolve(all[0].headers["Cache-Control"]).schema.const, "no-store");
   assert.is(resolve(all[0].headers["X-Request-Id"]).required, true);
+  const errors = new RegExp(resolve(doc.components.headers["Cache-Control"]).schema.pattern);
+  for (const value of ["no-store", "no-store, no-transform"]) assert.ok(errors.test(value), value);
+  assert.not.ok(errors.test("private, no-cache"));
+  const kept = new RegExp(resolve(doc.components.headers["Cache-Control-Kept"]).schema.pattern);
+  for (const value of ["private, no-cache", "private, max-age=60", "no-store", "private, no-cache, no-transform"]) {
+    assert.ok(kept.test(value), value);
+  }
+  assert.not.ok(kept.test("public, max-age=60"), "never for every cache");
+  for (const [op, status] of [
+    ["listPets", "200"],
+    ["getPet", "200"],
+    ["createPet", "201"],
+    ["listPets", "304"],
+  ] as const) {
+    assert.equal(ops[op].responses[status].headers["Cache-Control"], {
+      $ref: "#/components/headers/Cache-Control-Kept",
+    });
+  }
+  assert.equal(ops.getPet.responses["404"].headers["Cache-Control"], { $ref: "#/components/headers/Cache-Control" });
+});
+
+test("openapi: listPets and getPet take If-None-Match, and declare ETag and Vary on 200 and a 304 without content", () => {
+  for (const op of [ops.listPets, ops.getPet]) {
+    assert.ok(
+      op.parameters.some((p: Json) => p.$ref === "#/components/parameters/If-None-Match"),
+      op.operationId,
+    );
+    for (const status of ["200", "304"]) {
+      const { headers } = op.responses[status];
+      assert.equal(headers.ETag, { $ref: "#/components/headers/ETag" }, `${op.operationId} ${status}`);
+      assert.equal(headers.Vary, { $ref: "#/components/headers/Vary-Encoding" }, `${op.operationId} ${status}`);
+    }
+    assert.is(op.responses["304"].content, undefined, "a 304 has no body");
+    assert.ok(op.responses["200"].headers["Content-Encoding"]);
+  }
+  assert.ok(ops.getPet.responses["304"].headers.Deprecation, "the deprecation headers stay on a 304");
+  const etag = new RegExp(resolve(doc.components.headers.ETag).schema.pattern);
+  for (const value of ['"0123456789abcdef"', '"0123456789abcdef-br"', 'W/"0123456789abcdef"']) {
+    assert.ok(etag.test(value), value);
+  }
+  assert.is(resolve(doc.components.headers.ETag).required, true);
 });
 
 test("openapi: every response, preflights included, declares X-Content-Type-Options: nosniff", () => {
