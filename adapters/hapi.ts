@@ -52,6 +52,7 @@ function respond(store: AdapterStore, request: Request, h: ResponseToolkit): Res
     raw.rawHeaders,
   );
   core.scheme = schemeOf(raw);
+  core.clientAddress = raw.socket?.remoteAddress;
   const res = store.respond(core);
   return isPromise(res) ? res.then((r) => toHapi(r, h)) : toHapi(res, h);
 }

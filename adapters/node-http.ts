@@ -84,6 +84,7 @@ export function createNodeHandler(store: AdapterStore, options: NodeHandlerOptio
     const started = performance.now();
     const request = nodeRequest(req.method ?? "GET", url, req.headers, body, req.rawHeaders);
     request.scheme = schemeOf(req);
+    request.clientAddress = req.socket?.remoteAddress;
     const response = store.respond(request);
     if (isPromise(response)) response.then((r) => send(req, res, r, started));
     else send(req, res, response, started);

@@ -2,8 +2,10 @@
  * `createPetStore`: the options checked, the storage guarded, the operations and the handler
  * built, and the store that hands them out.
  */
-import type { AuthOption } from "./auth.ts";
-import { toVerifier } from "./auth.ts";
+import type { AuthOption } from "./auth/option.ts";
+import { checkAuth } from "./auth/option.ts";
+import type { FailureLimitOptions } from "./auth/throttle.ts";
+import { FailureThrottle } from "./auth/throttle.ts";
 import type { Awaitable } from "./awaitable.ts";
 import { isPromise } from "./awaitable.ts";
 import type { CorsOptions } from "./cors.ts";
@@ -44,7 +46,11 @@ import { VERSION } from "./version.ts";
 export interface PetStoreOptions {
   /** Where pets live. Default: `memoryStorage()`. */
   storage?: PetStorage;
-  /** Required: a list of API keys, `apiKeys([...])`, or a verify function `(token) => boolean`. */
+  /**
+   * Required: a list of API keys, `apiKeys([...])` (named, scoped keys), `jwt({ issuer, audience })`
+   * (OAuth 2.0 access tokens), a verify function `(token) => boolean | { id, scopes }`, or
+   * `{ keys, verify, failureLimit, trustProxy }`. See docs/auth.md.
+   */
   auth: AuthOption;
   /** Base path of every route (default "/v1"). */
   basePath?: string;
@@ -135,6 +141,9 @@ export interface PetStore extends Operations {
 
 /** What an adapter needs of a store: its answers, where it lives and how large a body it takes. */
 export type AdapterStore = Pick<PetStore, "respond" | "basePath" | "maxBodyBytes">;
+
+const FAILURE_COUNTER_FAILED =
+  "petstore: the storage's rate counter failed while counting a failed authentication; this process counts them alone until it answers again";
 
 const COUNTER_FAILED =
   "petstore: the storage's rate limit counter failed; each process counts its own callers until it answers again";
@@ -233,6 +242,20 @@ function tellRefusals(rateLimit: RateLimitOptions, observe: Observer | undefined
   };
 }
 
+/** The store's throttle of failed authentications, telling `onThrottled`; none when turned off. */
+function openFailureThrottle(
+  limit: FailureLimitOptions | undefined,
+  storage: PetStorage,
+  onError: (error: unknown) => void,
+): FailureThrottle | undefined {
+  if (limit === undefined) return undefined;
+  return new FailureThrottle(limit, {
+    counter: storage.rateCounter,
+    onCounterError: (error) => onError(new Error(FAILURE_COUNTER_FAILED, { cause: error })),
+    onThrottled: limit.onThrottled === undefined ? undefined : safeObserver(limit.onThrottled, onError),
+  });
+}
+
 /** The store's breaker, telling `onChange` and `observe`; none when turned off. */
 function openBreaker(storage: PetStorage, options: BreakerOptions | false, observe: Observer | undefined) {
   if (options === false) return undefined;
@@ -255,7 +278,7 @@ function openBreaker(storage: PetStorage, options: BreakerOptions | false, obser
  */
 export function createPetStore(options: PetStoreOptions): PetStore {
   checkOptions(options);
-  const verify = toVerifier(options.auth);
+  const auth = checkAuth(options.auth);
   const storage = options.storage ?? memoryStorage();
   const basePath = checkBasePath(options.basePath ?? "/v1");
   const maxBodyBytes = checkPositive("maxBodyBytes", options.maxBodyBytes ?? 64 * 1024);
@@ -298,7 +321,9 @@ export function createPetStore(options: PetStoreOptions): PetStore {
   const { handle, respond } = createHandler(ops, {
     basePath,
     maxBodyBytes,
-    verify,
+    verify: auth.verify,
+    failures: openFailureThrottle(auth.failureLimit, storage, onError),
+    trustProxy: auth.trustProxy,
     deprecatedAt: Math.floor((options.deprecatedAt ?? DEFAULT_DEPRECATED_AT).getTime() / 1000),
     sunset: options.sunsetAt ?? DEFAULT_SUNSET_AT,
     onError: (error) => onError(error),
@@ -315,6 +340,7 @@ export function createPetStore(options: PetStoreOptions): PetStore {
         sunsetAt: options.sunsetAt,
         idempotencyTtlMs: ttlMs,
         ruleCodes: rules?.codes,
+        openIdConfigurationUrls: auth.openIdConfigurationUrls,
       }),
     },
   });

@@ -6,8 +6,9 @@
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
+import { tokenId } from "../../lib/auth/principal.ts";
 import type { PetStoreOptions, RateCounter, RateLease } from "../../lib/index.ts";
-import { createPetStore, memoryStorage, scopeOf } from "../../lib/index.ts";
+import { createPetStore, memoryStorage } from "../../lib/index.ts";
 import { RateLimiter } from "../../lib/rate-limit.ts";
 import { AUTH, call, errorOf, KEY } from "../support/helpers.ts";
 
@@ -263,7 +264,7 @@ test("rate limit: through the store, a failing counter is reported to onError an
   assert.match(String((errors[0] as Error).cause), /down/);
 });
 
-test("rate limit: the scope is the key's digest, and the observer hears each refusal (the first of a window marked)", async () => {
+test("rate limit: the scope is the principal's id (never the key), and the observer hears each refusal (the first of a window marked)", async () => {
   const heard: unknown[] = [];
   const store = limited(
     { limit: 1, windowSeconds: 60 },
@@ -273,8 +274,8 @@ test("rate limit: the scope is the key's digest, and the observer hears each ref
   await list(store);
   await list(store);
   assert.equal(heard, [
-    { kind: "rateLimited", scope: scopeOf(KEY), first: true, limit: 1, windowSeconds: 60 },
-    { kind: "rateLimited", scope: scopeOf(KEY), first: false, limit: 1, windowSeconds: 60 },
+    { kind: "rateLimited", scope: tokenId(KEY), first: true, limit: 1, windowSeconds: 60 },
+    { kind: "rateLimited", scope: tokenId(KEY), first: false, limit: 1, windowSeconds: 60 },
   ]);
 });
 
@@ -296,8 +297,8 @@ test("rate limit: onLimited hears each refusal without an observer; what it thro
   assert.is((await list(store)).status, 429);
   assert.is((await list(store)).status, 429);
   assert.equal(heard, [
-    { kind: "rateLimited", scope: scopeOf(KEY), first: true, limit: 1, windowSeconds: 60 },
-    { kind: "rateLimited", scope: scopeOf(KEY), first: false, limit: 1, windowSeconds: 60 },
+    { kind: "rateLimited", scope: tokenId(KEY), first: true, limit: 1, windowSeconds: 60 },
+    { kind: "rateLimited", scope: tokenId(KEY), first: false, limit: 1, windowSeconds: 60 },
   ]);
   assert.equal(
     errors.map((e) => (e as Error).message),
