@@ -61,12 +61,14 @@ export const storageKind = (spec: string) => /^([a-z][a-z0-9+.-]*):/i.exec(spec)
 
 /**
  * The store's rate limits, when on, with one warning per caller and window that passed its limit,
- * naming its scope (a digest), never its key.
+ * naming its principal, never its key.
  */
 function rateLimits(config: ServerConfig, logger: Logger): { rateLimit?: RateLimitOptions } {
   if (config.rateLimit === undefined) return {};
   const onLimited = ({ first, scope, limit, windowSeconds }: RateLimitObservation) => {
-    if (first) logger.warn({ scope, limit, windowSeconds }, "rate limited: a caller passed its limit in this window");
+    if (first) {
+      logger.warn({ principal: scope, limit, windowSeconds }, "rate limited: a caller passed its limit in this window");
+    }
   };
   return { rateLimit: { ...config.rateLimit, onLimited } };
 }

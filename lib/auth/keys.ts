@@ -7,7 +7,7 @@
  */
 import { sha256Hex } from "../digest.ts";
 import type { Principal, VerifyToken } from "./principal.ts";
-import { everyScope, isPrincipalId, tokenId } from "./principal.ts";
+import { everyScope, isPrincipalId, SCOPES, tokenId } from "./principal.ts";
 
 /** A named key: who it is, what it may do, until when. */
 export interface ApiKey {
@@ -98,14 +98,34 @@ function live(entry: KeyEntry | undefined): Principal | false {
   return entry.expiresAt === Infinity || Date.now() < entry.expiresAt ? entry.principal : false;
 }
 
+/** Where a verifier made by `apiKeys` keeps the one that answers plain keys' principals too. */
+const PRINCIPALS = Symbol("petstore.keyPrincipals");
+
 /**
- * A verifier for a list of API keys, answering the principal of the key the token is. Plain
- * strings hold every scope and are named `key:` and the start of their digest; named keys hold
- * their scopes until they expire. The same key twice is a mistake (a TypeError).
+ * A verifier for a list of API keys: `true` for a plain key (as since 1.0), the principal of a
+ * named key (its name and scopes, until it expires), `false` otherwise. In a store, a plain key's
+ * principal holds every scope and is named `key:` and the start of its digest. The same key twice
+ * is a mistake (a TypeError).
  *
  * @example createPetStore({ auth: apiKeys([{ name: "shop", key: process.env.SHOP_KEY, scopes: ["pets:read"] }]) })
  */
 export function apiKeys(keys: readonly (string | ApiKey)[]): VerifyToken {
+  const principals = keyPrincipals(keys);
+  const plain = new Set(keys.filter((k) => typeof k === "string").map((k) => tokenId(k)));
+  const verify: VerifyToken = (token) => {
+    const principal = principals(token);
+    return principal !== false && plain.has(principal.id) && principal.scopes === SCOPES ? true : principal;
+  };
+  return Object.defineProperty(verify, PRINCIPALS, { value: principals });
+}
+
+/** The verifier a store uses for `keys`: the one behind `apiKeys(…)`, answering every key's principal. */
+export function principalsOf(verify: VerifyToken): VerifyToken | undefined {
+  return (verify as { [PRINCIPALS]?: VerifyToken })[PRINCIPALS];
+}
+
+/** The principal of the key a token is, or false: what `apiKeys` and a store's `keys` check with. */
+export function keyPrincipals(keys: readonly (string | ApiKey)[]): (token: string) => Principal | false {
   if (!Array.isArray(keys) || keys.length === 0) throw new TypeError(SHAPE);
   const entries = keys.map(checkKey);
   const byDigest = new Map<string, KeyEntry>();

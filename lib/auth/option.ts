@@ -8,7 +8,7 @@ import type { Awaitable } from "../awaitable.ts";
 import { isPromise } from "../awaitable.ts";
 import type { JwtVerifier } from "./jwt.ts";
 import type { ApiKey } from "./keys.ts";
-import { apiKeys } from "./keys.ts";
+import { keyPrincipals, principalsOf } from "./keys.ts";
 import type { Verdict, VerifyToken } from "./principal.ts";
 import type { FailureLimitOptions } from "./throttle.ts";
 import { checkFailureLimit } from "./throttle.ts";
@@ -79,8 +79,9 @@ export function checkAuth(auth: AuthOption | undefined): CheckedAuth {
       "createPetStore: auth.verify must be a verify function (token) => boolean | principal, or a list of them",
     );
   }
-  const verifiers: VerifyToken[] = settings.keys === undefined ? [] : [apiKeys(settings.keys)];
-  verifiers.push(...(given as VerifyToken[]));
+  // apiKeys(…) answers `true` for a plain key; the store asks the verifier behind it for every key's principal.
+  const verifiers: VerifyToken[] = settings.keys === undefined ? [] : [keyPrincipals(settings.keys)];
+  verifiers.push(...(given as VerifyToken[]).map((v) => principalsOf(v) ?? v));
   if (verifiers.length === 0) throw new TypeError(REQUIRED);
   if (settings.trustProxy !== undefined && typeof settings.trustProxy !== "boolean") {
     throw new TypeError("createPetStore: auth.trustProxy must be true or false");
