@@ -6,6 +6,7 @@
 import { randomBytes } from "node:crypto";
 import { availableParallelism } from "node:os";
 import { parseArgs } from "node:util";
+import type { JwtOptions } from "../lib/index.ts";
 import { BASE_PATH_PATTERN } from "../lib/internal.ts";
 import { strayArgument } from "./stray-argument.ts";
 
@@ -33,8 +34,8 @@ export interface ServerConfig {
   apiKeys: string[];
   /** The keys file of named, scoped keys (PETSTORE_API_KEYS_FILE): reloaded on SIGHUP and on change. */
   apiKeysFile?: string;
-  /** OAuth 2.0 access tokens (PETSTORE_JWT_*): the issuer and audience they must name. */
-  jwt?: { issuer: string; audience: string; jwksUri?: string; algorithms?: string[] };
+  /** OAuth 2.0 access tokens (PETSTORE_JWT_*): `jwt()`'s options, the issuer and audience at least. */
+  jwt?: JwtOptions;
   /** Failed authentications per client address and window before 429 (default 30 a minute); false: off. */
   authFailureLimit?: { limit: number; windowSeconds: number } | false;
   /** The client address is X-Forwarded-For's last hop (a proxy you trust sets it). Default false. */
