@@ -33,6 +33,8 @@ declare const Deno:
     }
   | undefined;
 
+/** The conformance suite's read-only key (pets:read only). */
+const READER = { name: "reader", key: "conformance-read-key", scopes: ["pets:read"] };
 const spec = process.env.PETSTORE_STORAGE ?? "memory";
 const key = process.env.PETSTORE_KEY ?? "conformance-key";
 const namespace = process.env.CHILD_NAMESPACE ?? `c${process.pid}`;
@@ -44,7 +46,7 @@ async function reset(): Promise<void> {
   const old = store;
   generation++;
   const storage = await openStorage(spec.replaceAll("{ns}", `${namespace}_${generation}`));
-  store = createPetStore({ auth: [key], storage, cors: { origins: [CORS_ORIGIN] } });
+  store = createPetStore({ auth: { keys: [key, READER] }, storage, cors: { origins: [CORS_ORIGIN] } });
   handler = createFetchHandler(store);
   await old?.close();
 }
