@@ -87,8 +87,9 @@ export function createPetStoreClient(options: PetStoreClientOptions): PetStoreCl
     onAnswer?: (answer: Answer) => void,
   ) {
     const url = `${config.base}${path}`;
-    const headers = { authorization: config.authorization, ...(init.headers as Record<string, string>) };
     const attempt = async (timeoutMs: number): Promise<Outcome<Answer>> => {
+      // Asked each attempt: a token function may give a renewed token for a retry.
+      const headers = { authorization: await config.authorization(), ...(init.headers as Record<string, string>) };
       let answer: Answer;
       try {
         answer = await exchange(config.fetch, url, { ...init, method, headers }, timeoutMs, signal);

@@ -57,7 +57,13 @@ test("throttle: a throttled request's token is not checked, and it makes no span
   const { provider, spans, reset } = recordSpans();
   let checked = 0;
   const s = createPetStore({
-    auth: { verify: (token) => (checked++, token === KEY), failureLimit: 2 },
+    auth: {
+      verify: (token) => {
+        checked++;
+        return token === KEY;
+      },
+      failureLimit: 2,
+    },
     tracerProvider: provider,
   });
   await from(s, "10.0.0.9", "bad");
