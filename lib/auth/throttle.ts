@@ -19,10 +19,13 @@ export interface FailureLimitOptions {
 
 /** An address passed its limit of failed authentications (once per address and window). */
 export interface AuthThrottledObservation {
+  /** Always "authThrottled". */
   kind: "authThrottled";
   /** The client address (the socket's, or X-Forwarded-For's last hop behind a trusted proxy). */
   address: string;
+  /** The failures it passed (`failureLimit.limit`). */
   limit: number;
+  /** The window's length in seconds. */
   windowSeconds: number;
 }
 
