@@ -3,7 +3,7 @@
  * (`Handler`), and one request on its way through the steps, with its answers (`Exchange`, a
  * `Responder` that also knows the request, its headers, method, token, route and CORS headers).
  */
-import type { Principal, VerifyToken } from "./auth/principal.ts";
+import type { FindPrincipal, Principal } from "./auth/principal.ts";
 import type { FailureThrottle } from "./auth/throttle.ts";
 import type { Cors } from "./cors.ts";
 import type { HeaderValue, PetStoreRequest } from "./http.ts";
@@ -17,7 +17,8 @@ import type { Tracing } from "./tracing.ts";
 export interface HandlerOptions {
   basePath: string;
   maxBodyBytes: number;
-  verify: VerifyToken;
+  /** Who a token is: its principal, or false (./auth/option.ts). */
+  verify: FindPrincipal;
   /** Unix seconds of the getPet deprecation (RFC 9745 `Deprecation: @<seconds>`). */
   deprecatedAt: number;
   sunset: Date;

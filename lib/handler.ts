@@ -10,7 +10,7 @@ import { createPetResponse, getPetResponse, listPetsResponse } from "./answers.t
 import { CHALLENGES, readBearer } from "./auth/bearer.ts";
 import { clientAddressOf } from "./auth/client-address.ts";
 import type { Principal, Scope } from "./auth/principal.ts";
-import { hasScope, principalOf } from "./auth/principal.ts";
+import { hasScope } from "./auth/principal.ts";
 import type { Awaitable } from "./awaitable.ts";
 import { isPromise } from "./awaitable.ts";
 import { tooLarge } from "./body.ts";
@@ -141,24 +141,23 @@ function authenticate(
   if (credentials.kind === "missing") return unauthorized(exchange, headers, CHALLENGES.missing);
   if (credentials.kind === "invalid") return invalid(handler, exchange, headers);
   exchange.token = credentials.token;
-  const verdict = handler.verify(credentials.token);
-  if (!isPromise(verdict)) return admit(handler, exchange, verdict, scope, operation, headers);
-  return verdict
-    .then((v) => admit(handler, exchange, v, scope, operation, headers))
+  const found = handler.verify(credentials.token);
+  if (!isPromise(found)) return admit(handler, exchange, found, scope, operation, headers);
+  return found
+    .then((principal) => admit(handler, exchange, principal, scope, operation, headers))
     .then(undefined, (error: unknown) => unexpected(handler, exchange, error)); // a verify that rejects
 }
 
-/** The verifier's answer: 401 for a refusal (counted against the address), 403 without the scope, else on to the limit. */
+/** The verifiers' answer: 401 for a refusal (counted against the address), 403 without the scope, else on to the limit. */
 function admit(
   handler: Handler,
   exchange: Exchange,
-  verdict: unknown,
+  principal: Principal | false,
   scope: Scope,
   operation: () => Awaitable<PetStoreResponse>,
   headers: Record<string, string> | undefined,
 ): Awaitable<PetStoreResponse> {
-  const principal = principalOf(verdict, exchange.token as string);
-  if (principal === undefined) return invalid(handler, exchange, headers);
+  if (principal === false) return invalid(handler, exchange, headers);
   exchange.principal = principal;
   if (!hasScope(principal, scope)) {
     const refusal = exchange.error(refuse("insufficient_scope"), { ...headers, ...CHALLENGES[scope] });

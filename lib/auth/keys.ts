@@ -6,7 +6,7 @@
  * the number of keys, never a comparison per key.
  */
 import { sha256Hex } from "../digest.ts";
-import type { Principal, VerifyToken } from "./principal.ts";
+import type { FindPrincipal, Principal, VerifyToken } from "./principal.ts";
 import { everyScope, isPrincipalId, SCOPES, tokenId } from "./principal.ts";
 
 /** A named key: who it is, what it may do, until when. */
@@ -120,8 +120,8 @@ export function apiKeys(keys: readonly (string | ApiKey)[]): VerifyToken {
 }
 
 /** The verifier a store uses for `keys`: the one behind `apiKeys(…)`, answering every key's principal. */
-export function principalsOf(verify: VerifyToken): VerifyToken | undefined {
-  return (verify as { [PRINCIPALS]?: VerifyToken })[PRINCIPALS];
+export function principalsOf(verify: VerifyToken): FindPrincipal | undefined {
+  return (verify as { [PRINCIPALS]?: FindPrincipal })[PRINCIPALS];
 }
 
 /** The principal of the key a token is, or false: what `apiKeys` and a store's `keys` check with. */

@@ -9,7 +9,8 @@ import { isPromise } from "../awaitable.ts";
 import type { JwtVerifier } from "./jwt.ts";
 import type { ApiKey } from "./keys.ts";
 import { keyPrincipals, principalsOf } from "./keys.ts";
-import type { Verdict, VerifyToken } from "./principal.ts";
+import type { FindPrincipal, Principal, VerifyToken } from "./principal.ts";
+import { findPrincipalWith } from "./principal.ts";
 import type { FailureLimitOptions } from "./throttle.ts";
 import { checkFailureLimit } from "./throttle.ts";
 
@@ -33,7 +34,8 @@ export type AuthOption = VerifyToken | readonly (string | ApiKey)[] | AuthSettin
 
 /** `auth` once checked. */
 export interface CheckedAuth {
-  verify: VerifyToken;
+  /** The verifiers in order, each answering a checked principal or false. */
+  verify: FindPrincipal;
   failureLimit: FailureLimitOptions | undefined;
   trustProxy: boolean;
   /** The discovery documents of the token issuers (`jwt()` verifiers), for the OpenAPI document. */
@@ -44,22 +46,20 @@ const REQUIRED =
   "createPetStore: `auth` is required: a list of API keys, apiKeys([...]), jwt({ issuer, audience }), a verify function (token) => boolean, or { keys, verify, failureLimit, trustProxy }";
 const KNOWN = ["keys", "verify", "failureLimit", "trustProxy"];
 
-/** The first verdict of `verifiers` that is not a refusal, in order; each asked only when those before refused. */
-export function firstOf(verifiers: readonly VerifyToken[]): VerifyToken {
-  if (verifiers.length === 1) return verifiers[0] as VerifyToken;
+/** The first principal `verifiers` find, in order; each asked only when those before refused. */
+export function firstOf(verifiers: readonly FindPrincipal[]): FindPrincipal {
+  if (verifiers.length === 1) return verifiers[0] as FindPrincipal;
   return (token) => {
-    const next = (at: number): Awaitable<Verdict> => {
+    const next = (at: number): Awaitable<Principal | false> => {
       const verifier = verifiers[at];
       if (verifier === undefined) return false;
-      const verdict = verifier(token);
-      if (isPromise(verdict)) return verdict.then((v) => (refused(v) ? next(at + 1) : v));
-      return refused(verdict) ? next(at + 1) : verdict;
+      const found = verifier(token);
+      if (isPromise(found)) return found.then((p) => (p === false ? next(at + 1) : p));
+      return found === false ? next(at + 1) : found;
     };
     return next(0);
   };
 }
-
-const refused = (verdict: unknown) => verdict === false || verdict === undefined || verdict === null;
 
 /** Checks `auth`: a TypeError naming what is wrong. */
 export function checkAuth(auth: AuthOption | undefined): CheckedAuth {
@@ -79,9 +79,10 @@ export function checkAuth(auth: AuthOption | undefined): CheckedAuth {
       "createPetStore: auth.verify must be a verify function (token) => boolean | principal, or a list of them",
     );
   }
-  // apiKeys(…) answers `true` for a plain key; the store asks the verifier behind it for every key's principal.
-  const verifiers: VerifyToken[] = settings.keys === undefined ? [] : [keyPrincipals(settings.keys)];
-  verifiers.push(...(given as VerifyToken[]).map((v) => principalsOf(v) ?? v));
+  // Keys answer principals made when they were checked; an embedder's verifier has each answer checked.
+  // apiKeys(…) answers `true` for a plain key: the store asks the verifier behind it instead.
+  const verifiers: FindPrincipal[] = settings.keys === undefined ? [] : [keyPrincipals(settings.keys)];
+  verifiers.push(...(given as VerifyToken[]).map((v) => principalsOf(v) ?? findPrincipalWith(v)));
   if (verifiers.length === 0) throw new TypeError(REQUIRED);
   if (settings.trustProxy !== undefined && typeof settings.trustProxy !== "boolean") {
     throw new TypeError("createPetStore: auth.trustProxy must be true or false");

@@ -3,6 +3,7 @@
  * (`pets:read` for listPets and getPet, `pets:write` for createPet). A verifier may still answer a
  * boolean: `true` is a principal with every scope, named after a digest of its token.
  */
+import { isPromise } from "../awaitable.ts";
 import { sha256Base64url } from "../digest.ts";
 
 /** A scope of the API: `pets:read` (listPets, getPet) or `pets:write` (createPet). */
@@ -24,6 +25,9 @@ export type Verdict = boolean | Principal;
 
 /** Decides whether a bearer token is acceptable, and who it is. May be async (a lookup, a key set). */
 export type VerifyToken = (token: string) => Verdict | Promise<Verdict>;
+
+/** What a store asks of its verifiers once checked: the caller's principal, or false. */
+export type FindPrincipal = (token: string) => Principal | false | Promise<Principal | false>;
 
 /** The longest principal id: ids end up in rate-limit keys and log lines. */
 const MAX_ID = 255;
@@ -51,12 +55,12 @@ export function everyScope(id: string): Principal {
 }
 
 /**
- * The principal of a verdict, undefined when it refuses. A verdict that is neither a boolean nor
- * a principal is a mistake of the verifier: a TypeError (answered 500 and reported).
+ * The principal of a verdict, false when it refuses. A verdict that is neither a boolean nor a
+ * principal is a mistake of the verifier: a TypeError (answered 500 and reported).
  */
-export function principalOf(verdict: unknown, token: string): Principal | undefined {
+export function principalOf(verdict: unknown, token: string): Principal | false {
   if (verdict === true) return everyScope(tokenId(token));
-  if (verdict === false || verdict === undefined || verdict === null) return undefined;
+  if (verdict === false || verdict === undefined || verdict === null) return false;
   const { id, scopes } = verdict as Partial<Principal>;
   if (!isPrincipalId(id) || !Array.isArray(scopes) || !scopes.every((s) => typeof s === "string")) {
     throw new TypeError(
@@ -64,6 +68,15 @@ export function principalOf(verdict: unknown, token: string): Principal | undefi
     );
   }
   return verdict as Principal;
+}
+
+/** A verifier of the embedder's, its answers checked and made principals (`principalOf`). */
+export function findPrincipalWith(verify: VerifyToken): FindPrincipal {
+  return (token) => {
+    const verdict = verify(token);
+    if (isPromise(verdict)) return verdict.then((v) => principalOf(v, token));
+    return principalOf(verdict, token);
+  };
 }
 
 /** True when the principal holds `scope`. */
