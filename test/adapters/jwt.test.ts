@@ -1,6 +1,6 @@
 /**
  * Access tokens from a real OpenID provider (oidc-provider, client credentials, JWT access tokens)
- * through every adapter and on workerd: a token with both scopes lists and creates, a read-only
+ * through every adapter, on Bun, Deno and workerd: a token with both scopes lists and creates, a read-only
  * token's create is 403 insufficient_scope naming pets:write, a tampered token is 401
  * invalid_token, no token is 401 without an error attribute. Same answers everywhere.
  */
@@ -18,6 +18,7 @@ import { petStorePlugin } from "../../adapters/hapi.ts";
 import { createNodeHandler } from "../../adapters/node-http.ts";
 import { createPetStore, jwt } from "../../lib/index.ts";
 import { AUDIENCE, signingKey, startProvider } from "../support/oidc-provider.ts";
+import { runtimeAvailable, startChild } from "../support/runtimes.ts";
 import { bundleWorker, COMPATIBILITY, startWorker } from "../support/worker.ts";
 
 const WORKER = fileURLToPath(new URL("../support/jwt-worker.ts", import.meta.url));
@@ -109,6 +110,22 @@ test("jwt: fetch handler served by Node", async () => {
   await checkAt(await listening(server), "fetch");
   server.close();
 });
+
+const CHILD = fileURLToPath(new URL("../support/fetch-child.ts", import.meta.url));
+for (const runtime of ["bun", "deno"] as const) {
+  if (!runtimeAvailable(runtime, "access tokens")) continue;
+  test(`jwt: fetch handler on ${runtime === "bun" ? "Bun.serve" : "Deno.serve"}`, async () => {
+    const child = await startChild(runtime, CHILD, {
+      PETSTORE_JWT_ISSUER: provider.issuer,
+      PETSTORE_JWT_AUDIENCE: AUDIENCE,
+    });
+    try {
+      await checkAt(`http://127.0.0.1:${child.port}`, runtime);
+    } finally {
+      await child.stop();
+    }
+  });
+}
 
 test("jwt: workerd (Miniflare), jose on Web Crypto", async () => {
   const { url, mf } = await startWorker(await bundleWorker(WORKER), {
