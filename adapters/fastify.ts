@@ -73,6 +73,7 @@ function respond(store: AdapterStore, request: FastifyRequest, reply: FastifyRep
     raw.rawHeaders,
   );
   core.scheme = schemeOf(raw);
+  core.clientAddress = raw.socket?.remoteAddress;
   const response = store.respond(core);
   if (isPromise(response)) response.then((r) => send(store, request, reply, r));
   else send(store, request, reply, response);

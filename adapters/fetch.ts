@@ -20,8 +20,35 @@ export interface FetchHandlerOptions {
   fallback?: FetchFallback;
 }
 
-/** `(request) => Promise<Response>`, the shape every Fetch runtime serves. */
-export type FetchHandler = (request: Request) => Promise<Response>;
+/**
+ * `(request, context?) => Promise<Response>`, the shape every Fetch runtime serves. `context` is
+ * what the runtime passes beside the request, read only for the client's address (failed
+ * authentications are throttled per address): Deno's `info` (`remoteAddr`), Bun's `server`
+ * (`requestIP`), @hono/node-server's `env` (`incoming`). Without one, requests are not throttled.
+ */
+export type FetchHandler = (request: Request, context?: unknown) => Promise<Response>;
+
+/** The client's address from what a runtime passes beside the request, when it says. */
+function addressOf(request: Request, context: unknown): string | undefined {
+  if (context === null || typeof context !== "object") return undefined;
+  const given = context as {
+    remoteAddr?: { hostname?: unknown };
+    requestIP?: unknown;
+    incoming?: { socket?: { remoteAddress?: unknown } };
+  };
+  try {
+    const deno = given.remoteAddr?.hostname;
+    if (typeof deno === "string") return deno;
+    if (typeof given.requestIP === "function") {
+      const bun = (given.requestIP as (r: Request) => { address?: unknown } | null).call(context, request)?.address;
+      if (typeof bun === "string") return bun;
+    }
+    const node = given.incoming?.socket?.remoteAddress;
+    return typeof node === "string" ? node : undefined;
+  } catch {
+    return undefined; // a context of another shape: no address, no throttling
+  }
+}
 
 /**
  * The request's headers as the core takes them: the ones it reads (REQUEST_HEADERS), each by
@@ -178,7 +205,7 @@ export function createFetchHandler(store: AdapterStore, options: FetchHandlerOpt
   checkCallback("createFetchHandler", "fallback", fallback, "(request) => Response");
   const { basePath, maxBodyBytes } = store;
 
-  return function petStoreFetch(request: Request): Promise<Response> {
+  return function petStoreFetch(request: Request, context?: unknown): Promise<Response> {
     const url = typeof request?.url === "string" ? request.url : undefined;
     if (url === undefined || !(request.headers instanceof Headers)) {
       return Promise.reject(new TypeError("createFetchHandler: the handler takes a Request"));
@@ -211,6 +238,7 @@ export function createFetchHandler(store: AdapterStore, options: FetchHandlerOpt
       headers,
       body: body?.read,
       scheme: url.startsWith("https:") ? "https" : "http",
+      clientAddress: context === undefined ? undefined : addressOf(request, context),
     };
     // respond(): the response itself when nothing had to wait (a page from memory), built into a
     // Response at once; a promise only when the storage or the body is awaited.

@@ -79,6 +79,7 @@ function respond(store: AdapterStore, request: Request, h: ResponseToolkit): Res
     raw.rawHeaders,
   );
   core.scheme = schemeOf(raw);
+  core.clientAddress = raw.socket?.remoteAddress;
   // A tag of an answer hapi coded ("abc-gzip") is the core's ("abc") for the coding this client gets.
   if (raw.headers["if-none-match"] !== undefined) askWithPlainTags(core, hapiCoding(request));
   const res = store.respond(core);

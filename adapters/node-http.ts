@@ -24,13 +24,20 @@ export type Fallback = (req: IncomingMessage, res: ServerResponse) => void;
 /**
  * Called once per request the store answers, just before its response is written (logs, metrics): its status,
  * `X-Request-Id`, whether the client went away first (nothing is written then), the milliseconds since the
- * request reached the handler, and its span's trace id when one was recorded. May set `res.shouldKeepAlive =
- * false` (a server that is stopping does).
+ * request reached the handler, its span's trace id when one was recorded, and the id of the principal that
+ * called once authenticated (never a key). May set `res.shouldKeepAlive = false` (a server that is stopping does).
  */
 export type OnResponse = (
   req: IncomingMessage,
   res: ServerResponse,
-  response: { status: number; requestId: string; aborted: boolean; ms: number; traceId?: string | undefined },
+  response: {
+    status: number;
+    requestId: string;
+    aborted: boolean;
+    ms: number;
+    traceId?: string | undefined;
+    principal?: string | undefined;
+  },
 ) => void;
 
 export interface NodeHandlerOptions {
@@ -84,9 +91,9 @@ export function createNodeHandler(store: AdapterStore, options: NodeHandlerOptio
     body: string | Uint8Array = response.body,
   ): void {
     const gone = cannotRespond(req, res);
-    const { status, traceId } = response;
+    const { status, traceId, principal } = response;
     const requestId = response.headers["x-request-id"] ?? "";
-    onResponse?.(req, res, { status, requestId, aborted: gone, ms: performance.now() - started, traceId });
+    onResponse?.(req, res, { status, requestId, aborted: gone, ms: performance.now() - started, traceId, principal });
     if (gone) return;
     if (mustClose(req, req.headers, store.maxBodyBytes)) response.headers.connection = "close";
     // The core's 304 carries its 200's length (RFC 9110 §8.6 allows it): some HTTP parsers would wait for that body.
@@ -111,6 +118,7 @@ export function createNodeHandler(store: AdapterStore, options: NodeHandlerOptio
     const started = performance.now();
     const request = nodeRequest(req.method ?? "GET", url, req.headers, body, req.rawHeaders);
     request.scheme = schemeOf(req);
+    request.clientAddress = req.socket?.remoteAddress;
     // A tag of a coded answer ("abc-br") is the core's ("abc") for the coding this client gets.
     let coding: Coding | undefined;
     if (compression && req.headers["if-none-match"] !== undefined) {

@@ -92,12 +92,13 @@ export function createPetStoreClient(options: PetStoreClientOptions): PetStoreCl
     // A read holding an earlier answer asks whether it changed (If-None-Match); every attempt holds the same one.
     const reading = revalidation !== undefined && method === "GET" ? revalidation : undefined;
     const held = reading?.heldFor(url);
-    const headers = {
-      authorization: config.authorization,
-      ...conditionOf(held),
-      ...(init.headers as Record<string, string>),
-    };
     const attempt = async (timeoutMs: number): Promise<Outcome<Answer>> => {
+      // Asked each attempt: a token function may give a renewed token for a retry.
+      const headers = {
+        authorization: await config.authorization(),
+        ...conditionOf(held),
+        ...(init.headers as Record<string, string>),
+      };
       let answer: Answer;
       try {
         answer = await exchange(config.fetch, url, { ...init, method, headers }, timeoutMs, signal);

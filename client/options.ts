@@ -11,8 +11,11 @@ import { DEFAULT_RETRY } from "./retry.ts";
 export interface PetStoreClientOptions {
   /** The API's base URL, base path included: `"https://pets.example/v1"` (a test server's `url`). */
   baseUrl: string | URL;
-  /** The API key, sent as `Authorization: Bearer <key>`. */
-  key: string;
+  /**
+   * The API key or access token, sent as `Authorization: Bearer <key>`; or a function giving it,
+   * asked before each attempt (an OAuth 2.0 access token that your token cache renews).
+   */
+  key: string | (() => string | Promise<string>);
   /** The fetch to send with (default: the global `fetch`); called with one `Request`. `createFetchHandler(store)` fits. */
   fetch?: Fetch;
   /** How failed requests are tried again; `false` sends each request once. See `RetryOptions`. */
@@ -33,7 +36,8 @@ export interface PetStoreClientOptions {
 export interface ClientConfig {
   /** The base URL without a trailing slash. */
   base: string;
-  authorization: string;
+  /** The `Authorization` value of the next attempt. */
+  authorization: () => string | Promise<string>;
   fetch: Fetch;
   retry: RetryPolicy;
   timeoutMs: number;
@@ -85,6 +89,16 @@ function checkRetry(retry: unknown): RetryPolicy {
   };
 }
 
+const isKey = (key: unknown): key is string => typeof key === "string" && /^[\x21-\x7e]+$/.test(key);
+
+/** The `Authorization` value of what a key function gives; a TypeError when it gives no key. */
+async function bearerOf(key: () => string | Promise<string>): Promise<string> {
+  const given = await key();
+  if (!isKey(given))
+    throw new TypeError(`${WHERE}: the key function gave no key (a string of visible ASCII characters)`);
+  return `Bearer ${given}`;
+}
+
 /** Checks the options; throws a TypeError for anything that cannot work. */
 export function checkClientOptions(options: PetStoreClientOptions): ClientConfig {
   if (options === null || typeof options !== "object") {
@@ -93,8 +107,10 @@ export function checkClientOptions(options: PetStoreClientOptions): ClientConfig
   checkOptionNames(WHERE, options, KNOWN);
   const { key, fetch, onDeprecation } = options;
   // A header value: visible ASCII (fetch would throw on anything else, at every call).
-  if (typeof key !== "string" || !/^[\x21-\x7e]+$/.test(key)) {
-    throw new TypeError(`${WHERE}: key must be a non-empty string of visible ASCII characters`);
+  if (typeof key !== "function" && (typeof key !== "string" || !isKey(key))) {
+    throw new TypeError(
+      `${WHERE}: key must be a non-empty string of visible ASCII characters, or a function () => string | Promise<string>`,
+    );
   }
   if (fetch !== undefined && typeof fetch !== "function") {
     throw new TypeError(`${WHERE}: fetch must be a function (request: Request) => Promise<Response>`);
@@ -108,7 +124,7 @@ export function checkClientOptions(options: PetStoreClientOptions): ClientConfig
   const send = fetch ?? ((request: Request) => globalThis.fetch(request));
   return {
     base: checkBaseUrl(options.baseUrl),
-    authorization: `Bearer ${key}`,
+    authorization: typeof key === "string" ? () => `Bearer ${key}` : () => bearerOf(key),
     fetch: send,
     retry: checkRetry(options.retry),
     timeoutMs: checkCount("timeoutMs", options.timeoutMs ?? DEFAULT_TIMEOUT_MS, 1),

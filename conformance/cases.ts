@@ -13,6 +13,7 @@ import { onTarget } from "./client.ts";
 const CHALLENGE = 'Bearer realm="petstore"';
 const CHALLENGE_INVALID = 'Bearer realm="petstore", error="invalid_token"';
 const CHALLENGE_REQUEST = 'Bearer realm="petstore", error="invalid_request"';
+const CHALLENGE_WRITE = 'Bearer realm="petstore", error="insufficient_scope", scope="pets:write"';
 
 const jsonBody = (c: Client) => ({ ...auth(c), "content-type": "application/json" });
 const post = (
@@ -696,6 +697,30 @@ const CASES: Case[] = [
         last = now;
       }
       assert.ok(false, `no 429 after ${2 * rate.limit} requests`);
+    },
+  },
+  {
+    name: "scopes: a key with pets:read only lists and gets; its create is 403 insufficient_scope naming pets:write, and stores nothing",
+    async run(c) {
+      const reader = c.readOnlyKey;
+      if (reader === undefined) {
+        // No read-only key given: the target's key holds every scope.
+        assert.equal((await c.send(post(c, JSON.stringify({ name: "Rex", categoryId: 1 })))).status, 201);
+        assert.equal((await c.send(get(c, "/pets"))).status, 200);
+        return;
+      }
+      await c.seed(1);
+      const headers = { authorization: `Bearer ${reader}` };
+      const page = await c.send(get(c, "/pets", headers));
+      assert.equal(page.status, 200);
+      assert.equal(JSON.parse(page.body).length, 1);
+      assert.equal((await c.send(get(c, "/pets/1", headers))).status, 200);
+      const refused = await c.send(
+        post(c, JSON.stringify({ name: "Tom", categoryId: 1 }), { ...headers, "content-type": "application/json" }),
+      );
+      expectError(refused, 403, "insufficient_scope");
+      expectHeaders(refused, { "www-authenticate": CHALLENGE_WRITE });
+      assert.equal(JSON.parse((await c.send(get(c, "/pets"))).body).length, 1, "nothing stored");
     },
   },
 ];

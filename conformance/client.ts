@@ -32,6 +32,11 @@ export interface TargetBase {
    * checked, and its `429` when the limit is 50 or less. Without it, no answer may carry them.
    */
   readonly rateLimit?: { readonly limit: number; readonly windowSeconds: number } | undefined;
+  /**
+   * A key the store accepts with the `pets:read` scope only (contract 1.4): its create must be
+   * `403 insufficient_scope`. Without it, the scope case checks that `key` may list and create.
+   */
+  readonly readOnlyKey?: string | undefined;
 }
 
 /** A server reached over a socket: `url` is its origin, e.g. "http://127.0.0.1:3000". */
@@ -220,6 +225,8 @@ export interface Client {
   readonly corsOrigin: string | undefined;
   /** The target's rate limit, when it has one. */
   readonly rateLimit: { readonly limit: number; readonly windowSeconds: number } | undefined;
+  /** The target's read-only key, when it has one. */
+  readonly readOnlyKey: string | undefined;
   send(req: Req): Promise<Answer>;
   /** Creates `count` pets through POST (names "pet-1", "pet-2", … in creation order). */
   seed(count: number, status?: "available" | "pending" | "sold"): Promise<void>;
@@ -243,6 +250,7 @@ export async function onTarget(target: ConformanceTarget, body: (client: Client)
     key: target.key,
     corsOrigin: target.cors?.origin,
     rateLimit: target.rateLimit,
+    readOnlyKey: target.readOnlyKey,
     async send(req) {
       const sent = wire(req);
       let answer: Answer;

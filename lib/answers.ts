@@ -161,7 +161,7 @@ function createFromBytes(
 ): Awaitable<PetStoreResponse> {
   const body = parseJson(raw, handler.maxBodyBytes);
   if (isRefusal(body)) return exchange.error(body);
-  const caller = { requestId: exchange.requestId, token: exchange.token };
+  const caller = { requestId: exchange.requestId, token: exchange.token, principal: exchange.principal };
   if (key === undefined) {
     const pet = handler.ops.createPet(body.value, caller);
     return isPromise(pet) ? pet.then((p) => created(handler, exchange, p)) : created(handler, exchange, pet);

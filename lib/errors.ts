@@ -21,6 +21,10 @@ export const ERRORS = {
     message: "petId must be a decimal integer from 1 to 9007199254740991.",
   },
   unauthorized: { status: 401, message: "A valid API key is required. Send the key as Authorization: Bearer <key>." },
+  insufficient_scope: {
+    status: 403,
+    message: "This key or token does not hold the scope this operation needs (WWW-Authenticate names it).",
+  },
   pet_not_found: { status: 404, message: "No pet has this id." },
   not_found: { status: 404, message: "No such route." },
   method_not_allowed: { status: 405, message: "This method is not allowed on this path." },

@@ -3,7 +3,8 @@
  * (`Handler`), and one request on its way through the steps, with its answers (`Exchange`, a
  * `Responder` that also knows the request, its headers, method, token, route and CORS headers).
  */
-import type { VerifyToken } from "./auth.ts";
+import type { FindPrincipal, Principal } from "./auth/principal.ts";
+import type { FailureThrottle } from "./auth/throttle.ts";
 import type { CachePolicy } from "./cache-control.ts";
 import type { Cors } from "./cors.ts";
 import type { HeaderValue, PetStoreRequest } from "./http.ts";
@@ -17,7 +18,8 @@ import type { Tracing } from "./tracing.ts";
 export interface HandlerOptions {
   basePath: string;
   maxBodyBytes: number;
-  verify: VerifyToken;
+  /** Who a token is: its principal, or false (./auth/option.ts). */
+  verify: FindPrincipal;
   /** Unix seconds of the getPet deprecation (RFC 9745 `Deprecation: @<seconds>`). */
   deprecatedAt: number;
   sunset: Date;
@@ -32,6 +34,10 @@ export interface HandlerOptions {
   rateLimiter?: RateLimiter | undefined;
   /** Called with each request refused by the rate limits (made safe by the store: it never throws). */
   onLimited?: ((scope: string, verdict: RateVerdict) => void) | undefined;
+  /** Failed authentications counted per client address (./auth/throttle.ts); none when turned off. */
+  failures?: FailureThrottle | undefined;
+  /** True when X-Forwarded-For's last hop is the client address (a trusted proxy). */
+  trustProxy?: boolean | undefined;
   /** The store's tracer (./tracing.ts): spans when @opentelemetry/api is installed. */
   tracing?: Tracing | undefined;
   /** The storage's count of writes, when it is in-process and keeps one (./storage/write-count.ts). */
@@ -70,6 +76,10 @@ export class Exchange extends Responder {
   method: string;
   /** The accepted bearer token, once authenticated: only ever turned into a scope. */
   token: string | undefined;
+  /** Who called, once authenticated. */
+  principal: Principal | undefined;
+  /** Seconds its address must wait, when it passed its limit of failed authentications. */
+  throttledFor: number | undefined;
   /** The template of the route the path matched (for observers), once step 1 found one. */
   route: string | undefined;
   /** The CORS headers of every answer, when the request comes from an allowed origin. */
@@ -82,6 +92,8 @@ export class Exchange extends Responder {
     this.headers = {};
     this.method = "";
     this.token = undefined;
+    this.principal = undefined;
+    this.throttledFor = undefined;
     this.route = undefined;
     this.cors = undefined;
     this.traceId = undefined;

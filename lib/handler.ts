@@ -1,12 +1,16 @@
 /**
  * The HTTP-neutral handler: one request in, one response out, for the whole HTTP contract. It
  * never throws or rejects: every input, however hostile, gets a response. The steps are the
- * contract's order of checks: `route` (404, 405), `authenticate` (401, 400), `limit` (429), then the operation's
- * response (`listPetsResponse`, `getPetResponse`, `createPetResponse`).
+ * contract's order of checks: `route` (404, 405), `authenticate` (401, 400), the scope (403), `limit` (429),
+ * then the operation's response (`listPetsResponse`, `getPetResponse`, `createPetResponse`). An
+ * address past its limit of failed authentications is refused (429) before all of them, without a span.
  */
 
 import { createPetResponse, getPetResponse, listPetsResponse } from "./answers.ts";
-import { readBearer } from "./auth.ts";
+import { CHALLENGES, readBearer } from "./auth/bearer.ts";
+import { clientAddressOf } from "./auth/client-address.ts";
+import type { Principal, Scope } from "./auth/principal.ts";
+import { hasScope } from "./auth/principal.ts";
 import type { Awaitable } from "./awaitable.ts";
 import { isPromise } from "./awaitable.ts";
 import { tooLarge } from "./body.ts";
@@ -28,11 +32,7 @@ export type { HandlerOptions } from "./exchange.ts";
 
 type Route = { kind: "collection" } | { kind: "item"; rawId: string } | { kind: "public"; name: string };
 
-const CHALLENGE = {
-  missing: { "www-authenticate": 'Bearer realm="petstore"' },
-  invalid: { "www-authenticate": 'Bearer realm="petstore", error="invalid_token"' },
-  repeated: { "www-authenticate": 'Bearer realm="petstore", error="invalid_request"' },
-};
+const THROTTLED = "Too many failed authentications from this address. Wait the seconds of Retry-After, then try again.";
 const ALLOW_COLLECTION = "GET, HEAD, POST";
 const ALLOW_READ = "GET, HEAD";
 
@@ -94,47 +94,82 @@ function thrownResponse(
   return exchange.error(error, headers);
 }
 
-/** The operation's response, with its failures (thrown or rejected) turned into responses too. */
+/**
+ * The operation's response, with its failures (thrown or rejected) turned into responses too, and
+ * the caller's id on it (for the adapter's log line).
+ */
 function settle(
   handler: Handler,
   exchange: Exchange,
   headers: Record<string, string> | undefined,
   operation: () => Awaitable<PetStoreResponse>,
 ): Awaitable<PetStoreResponse> {
+  const principal = (exchange.principal as Principal).id;
   try {
     const response = operation();
-    if (!isPromise(response)) return response;
-    return response.then(undefined, (error: unknown) => thrownResponse(handler, exchange, error, headers));
+    if (!isPromise(response)) return withPrincipal(response, principal);
+    return response.then(
+      (r) => withPrincipal(r, principal),
+      (error: unknown) => withPrincipal(thrownResponse(handler, exchange, error, headers), principal),
+    );
   } catch (error) {
-    return thrownResponse(handler, exchange, error, headers);
+    return withPrincipal(thrownResponse(handler, exchange, error, headers), principal);
   }
 }
 
+function withPrincipal(response: PetStoreResponse, principal: string): PetStoreResponse {
+  response.principal = principal;
+  return response;
+}
+
 /**
- * Step 2: the key. The operation's response when it is accepted, else 401, or 400 invalid_request
- * for an Authorization given more than once (with the route's headers).
+ * Step 2: the key or token, and the scope the operation needs. The operation's response when both
+ * hold, else 401 (RFC 6750: no error attribute without credentials, `invalid_token` for bad ones),
+ * 403 insufficient_scope, or 400 invalid_request for an Authorization given more than once.
  */
 function authenticate(
   handler: Handler,
   exchange: Exchange,
+  scope: Scope,
   operation: () => Awaitable<PetStoreResponse>,
   headers?: Record<string, string>,
 ): Awaitable<PetStoreResponse> {
   const credentials = readBearer(exchange.headers.authorization);
   if (credentials.kind === "repeated") {
-    return exchange.error(refuse("invalid_request"), { ...headers, ...CHALLENGE.repeated });
+    return exchange.error(refuse("invalid_request"), { ...headers, ...CHALLENGES.repeated });
   }
-  if (credentials.kind !== "bearer") return unauthorized(exchange, headers, CHALLENGE[credentials.kind]);
+  if (credentials.kind === "missing") return unauthorized(exchange, headers, CHALLENGES.missing);
+  if (credentials.kind === "invalid") return invalid(handler, exchange, headers);
   exchange.token = credentials.token;
-  const verdict = handler.verify(credentials.token);
-  if (typeof verdict === "boolean") {
-    return verdict ? limit(handler, exchange, operation, headers) : unauthorized(exchange, headers, CHALLENGE.invalid);
-  }
-  return Promise.resolve(verdict)
-    .then((ok) =>
-      ok === true ? limit(handler, exchange, operation, headers) : unauthorized(exchange, headers, CHALLENGE.invalid),
-    )
+  const found = handler.verify(credentials.token);
+  if (!isPromise(found)) return admit(handler, exchange, found, scope, operation, headers);
+  return found
+    .then((principal) => admit(handler, exchange, principal, scope, operation, headers))
     .then(undefined, (error: unknown) => unexpected(handler, exchange, error)); // a verify that rejects
+}
+
+/** The verifiers' answer: 401 for a refusal (counted against the address), 403 without the scope, else on to the limit. */
+function admit(
+  handler: Handler,
+  exchange: Exchange,
+  principal: Principal | false,
+  scope: Scope,
+  operation: () => Awaitable<PetStoreResponse>,
+  headers: Record<string, string> | undefined,
+): Awaitable<PetStoreResponse> {
+  if (principal === false) return invalid(handler, exchange, headers);
+  exchange.principal = principal;
+  if (!hasScope(principal, scope)) {
+    const refusal = exchange.error(refuse("insufficient_scope"), { ...headers, ...CHALLENGES[scope] });
+    return withPrincipal(refusal, principal.id);
+  }
+  return limit(handler, exchange, operation, headers);
+}
+
+/** 401 invalid_token for a bad key or token, counted against the client's address. */
+function invalid(handler: Handler, exchange: Exchange, headers: Record<string, string> | undefined): PetStoreResponse {
+  handler.failures?.failed(clientAddressOf(exchange.request, exchange.headers, handler.trustProxy === true));
+  return unauthorized(exchange, headers, CHALLENGES.invalid);
 }
 
 /**
@@ -149,7 +184,7 @@ function limit(
 ): Awaitable<PetStoreResponse> {
   const limiter = handler.rateLimiter;
   if (limiter === undefined) return settle(handler, exchange, headers, operation);
-  const scope = limiter.scopeOf(exchange.token as string);
+  const scope = (exchange.principal as Principal).id;
   const verdict = limiter.admit(scope);
   if (!isPromise(verdict)) return limited(handler, exchange, operation, headers, scope, verdict);
   return verdict
@@ -169,7 +204,7 @@ function limited(
   const rate = verdict.headers;
   if (!verdict.allowed) {
     handler.onLimited?.(scope, verdict);
-    return exchange.error(refuse("rate_limited"), { ...headers, ...rate });
+    return withPrincipal(exchange.error(refuse("rate_limited"), { ...headers, ...rate }), scope);
   }
   // Only a route with headers of its own (getPet's deprecation) needs them merged: no copy per request otherwise.
   const response = settle(handler, exchange, headers === undefined ? rate : { ...headers, ...rate }, operation);
@@ -231,11 +266,15 @@ function answered(handler: Handler, exchange: Exchange): AnsweredRequest {
   if (route === handler.itemRoute) operation = "getPet";
   else if (route === handler.collectionPath) operation = method === "POST" ? "createPet" : "listPets";
   const path = target(exchange.request).path;
-  return { method, route, operation, path, scheme: exchange.request.scheme ?? "http" };
+  const scheme = exchange.request.scheme ?? "http";
+  return { method, route, operation, path, scheme, principal: exchange.principal?.id };
 }
 
 /** The steps in the contract's order: route and method, key, then the operation. */
 function run(handler: Handler, exchange: Exchange): Awaitable<PetStoreResponse> {
+  if (exchange.throttledFor !== undefined) {
+    return exchange.error(refuse("rate_limited", THROTTLED), { "retry-after": String(exchange.throttledFor) });
+  }
   const { path, query } = target(exchange.request);
   const found = route(handler, path);
   if (found === undefined) return exchange.error(refuse("not_found"));
@@ -250,11 +289,17 @@ function run(handler: Handler, exchange: Exchange): Awaitable<PetStoreResponse> 
     case "public":
       return exchange.json(200, (handler.publicRoutes[found.name] as () => JsonText)());
     case "item":
-      return authenticate(handler, exchange, () => getPetResponse(handler, exchange, found.rawId), handler.deprecation);
+      return authenticate(
+        handler,
+        exchange,
+        "pets:read",
+        () => getPetResponse(handler, exchange, found.rawId),
+        handler.deprecation,
+      );
     default:
       return exchange.method === "POST"
-        ? authenticate(handler, exchange, () => createPetResponse(handler, exchange))
-        : authenticate(handler, exchange, () => listPetsResponse(handler, exchange, query));
+        ? authenticate(handler, exchange, "pets:write", () => createPetResponse(handler, exchange))
+        : authenticate(handler, exchange, "pets:read", () => listPetsResponse(handler, exchange, query));
   }
 }
 
@@ -322,6 +367,7 @@ export function createHandler(ops: CoreOperations, options: HandlerOptions) {
       requestId: exchange.requestId,
     };
     if (exchange.traceId !== undefined) observation.traceId = exchange.traceId;
+    if (exchange.principal !== undefined) observation.principal = exchange.principal.id;
     (observe as NonNullable<typeof observe>)(observation);
     return response;
   };
@@ -338,14 +384,31 @@ export function createHandler(ops: CoreOperations, options: HandlerOptions) {
         };
 
   const tracing = options.tracing;
+  const failures = options.failures;
   function respond(request: PetStoreRequest): Awaitable<PetStoreResponse> {
-    if (tracing?.on === true) return traced(tracing, request);
-    return answerObserved(new Exchange(request));
+    const exchange = new Exchange(request);
+    // Only while some address is refused is the request's looked at: a refused one makes no span.
+    if (failures?.blocking === true) {
+      exchange.throttledFor = throttledFor(request);
+      if (exchange.throttledFor !== undefined) return answerObserved(exchange);
+    }
+    if (tracing?.on === true) return traced(tracing, exchange);
+    return answerObserved(exchange);
+  }
+
+  /** Seconds the request's address must wait, when it passed its limit of failed authentications. */
+  function throttledFor(request: PetStoreRequest): number | undefined {
+    try {
+      const headers = handler.trustProxy === true ? lowerCaseHeaders(request.headers) : {};
+      return failures?.blockedSeconds(clientAddressOf(request, headers, handler.trustProxy === true));
+    } catch {
+      return undefined; // headers a getter throws on: the request goes on, and gets its own 500
+    }
   }
 
   /** The answer within the request's span (with @opentelemetry/api installed; nothing more when no provider records). */
-  function traced(tracing: Tracing, request: PetStoreRequest): Awaitable<PetStoreResponse> {
-    const exchange = new Exchange(request);
+  function traced(tracing: Tracing, exchange: Exchange): Awaitable<PetStoreResponse> {
+    const request = exchange.request;
     let span: RequestSpan | undefined;
     try {
       span = tracing.startRequest(request);

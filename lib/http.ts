@@ -31,6 +31,7 @@ export const REQUEST_HEADERS = Object.freeze([
   "origin",
   "traceparent",
   "tracestate",
+  "x-forwarded-for",
   "x-request-id",
 ] as const);
 
@@ -49,6 +50,11 @@ export interface PetStoreRequest {
   body?: Uint8Array | string | BodyReader | null | undefined;
   /** "http" or "https", as the client called (a trace's `url.scheme`); "http" when not given. */
   scheme?: string | undefined;
+  /**
+   * The client's address, as the socket gives it ("127.0.0.1", "::1"): failed authentications are
+   * throttled per address. Absent (in-process calls): not throttled.
+   */
+  clientAddress?: string | undefined;
 }
 
 /** What the core returns for every request. */
@@ -65,6 +71,8 @@ export interface PetStoreResponse {
   body: string;
   /** The trace id of the request's span, when one was recorded (for a log line; never sent). */
   traceId?: string;
+  /** The id of the principal that called, once authenticated (for a log line; never sent). */
+  principal?: string;
 }
 
 /** A header's value, or the first of a repeated header's values. */

@@ -6,8 +6,14 @@
  */
 import * as adapter from "./adapter.ts";
 
-export type { AuthOption, VerifyToken } from "./auth.ts";
-export { apiKeys } from "./auth.ts";
+export type { JwtOptions, JwtVerifier } from "./auth/jwt.ts";
+export { jwt } from "./auth/jwt.ts";
+export type { ApiKey } from "./auth/keys.ts";
+export { apiKeys } from "./auth/keys.ts";
+export type { AuthOption, AuthSettings } from "./auth/option.ts";
+export type { Principal, Scope, Verdict, VerifyToken } from "./auth/principal.ts";
+export { SCOPES } from "./auth/principal.ts";
+export type { AuthThrottledObservation, FailureLimitOptions } from "./auth/throttle.ts";
 export type { Awaitable } from "./awaitable.ts";
 export type { CacheControlOptions } from "./cache-control.ts";
 export type { CorsOptions } from "./cors.ts";

@@ -3,6 +3,7 @@
  * do not: the package does not export this file, so nothing here is API. Adapters never import
  * it (a lint rule checks): they are built from `petstore-lib` alone, as anyone else's are.
  */
+export { isPrincipalId } from "./auth/principal.ts";
 export { tooLarge } from "./body.ts";
 export { firstValue } from "./http.ts";
 export { jsonString } from "./json.ts";

@@ -23,6 +23,8 @@ export interface RequestObservation {
   requestId: string;
   /** The trace id of the request's span, when one was recorded (lib/tracing.ts); absent otherwise. */
   traceId?: string;
+  /** The id of the principal that called, once authenticated (a key's name, a token's `sub`); never a token. */
+  principal?: string;
 }
 
 /**
@@ -59,7 +61,7 @@ export interface BreakerObservation {
 export interface RateLimitObservation {
   /** Always "rateLimited". */
   kind: "rateLimited";
-  /** The caller's scope: a digest of its key (never the key). */
+  /** The caller: its principal's id (a key's name, a token's `sub`, `key:` and a digest's start for a plain key); never a key. */
   scope: string;
   /** True for the caller's first refusal in this window: log one line per caller and window with it. */
   first: boolean;

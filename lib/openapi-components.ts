@@ -278,12 +278,13 @@ export function rateLimitedResponse(extraHeaders: Record<string, string> = {}): 
 }
 
 /**
- * The answers every operation can give whatever its input: 401, 500 and 503. A 500 documents
+ * The answers every operation can give whatever its input: 401, 403, 500 and 503. A 500 documents
  * no extra header: the last-resort answer to an unexpected failure carries only the common ones.
  */
 export function commonErrors(extraHeaders: Record<string, string> = {}): Json {
   return {
     "401": errorResponse(["unauthorized"], extraHeaders),
+    "403": errorResponse(["insufficient_scope"], extraHeaders),
     "500": errorResponse(["internal_error"]),
     "503": errorResponse(["storage_unavailable"], extraHeaders),
   };

@@ -47,9 +47,20 @@ export interface OpenApiOptions {
   idempotencyTtlMs?: number;
   /** The embedding application's rule codes (`createPetStore({ rules: { codes } })`): createPet's answers list them. */
   ruleCodes?: readonly RuleCodeDeclaration[] | undefined;
+  /**
+   * The discovery documents of the OAuth 2.0 issuers whose access tokens the store takes
+   * (`jwt()`): each is an `openIdConnect` security scheme beside the bearer scheme of API keys.
+   */
+  openIdConfigurationUrls?: readonly string[] | undefined;
 }
 
-const security = [{ bearerAuth: [] }];
+/** The names of the `openIdConnect` schemes, one per issuer: "openId", "openId2"… */
+const openIdSchemes = (urls: readonly string[]) => urls.map((_, i) => (i === 0 ? "openId" : `openId${i + 1}`));
+
+/** An operation's requirement: the scope on each scheme (OpenAPI 3.1 lets a bearer scheme list roles too). */
+function securityFor(scope: string, urls: readonly string[]): Json {
+  return [{ bearerAuth: [scope] }, ...openIdSchemes(urls).map((name) => ({ [name]: [scope] }))];
+}
 
 const petExample = { id: 1, name: "Rex", categoryId: 1, status: "available" };
 
@@ -131,7 +142,10 @@ function paths(
   schemas: Record<string, Json>,
   sunset: string,
   ruleCodes: readonly RuleCode[],
+  openIdUrls: readonly string[],
 ): Json {
+  const read = securityFor("pets:read", openIdUrls);
+  const write = securityFor("pets:write", openIdUrls);
   const { description: _idDescription, ...petIdSchema } = schemas.Pet.properties.id;
   const requestId = ref("#/components/parameters/X-Request-Id");
   const ifNoneMatch = ref("#/components/parameters/If-None-Match");
@@ -150,7 +164,7 @@ function paths(
         description:
           'Pets in ascending `id` (creation) order, optionally filtered by `status`. Pagination is by opaque cursor: when more pets follow, the `Link` header carries the URL of the next page (`rel="next"`); following it until it is absent visits every pet once. Unknown query parameters are ignored.',
         tags: ["pets"],
-        security,
+        security: read,
         parameters: [
           {
             name: "limit",
@@ -194,7 +208,7 @@ function paths(
         description:
           "Creates a pet from a NewPet. `status` defaults to `available`. Any other field (`id` included) is refused with `400 invalid_body` naming it. With an `Idempotency-Key`, retrying the create is safe: see that header.",
         tags: ["pets"],
-        security,
+        security: write,
         parameters: [ref("#/components/parameters/Idempotency-Key"), requestId],
         requestBody: {
           required: true,
@@ -227,7 +241,7 @@ function paths(
         tags: ["pets"],
         deprecated: true,
         "x-deprecated-sunset": sunset,
-        security,
+        security: read,
         parameters: [petIdParameter, ifNoneMatch, requestId],
         responses: {
           "200": {
@@ -248,7 +262,7 @@ function paths(
 
 /**
  * The rate limits in each operation: their headers on its answers once the key is accepted (all
- * but 401 and 500), and `429 rate_limited`. Both are optional: a server without limits sends neither.
+ * but 401, 403 and 500), and `429 rate_limited`. Both are optional: a server without limits sends neither.
  */
 function withRateLimits(paths: Json): Json {
   const rateHeaders = Object.fromEntries(
@@ -258,7 +272,8 @@ function withRateLimits(paths: Json): Json {
     for (const [method, operation] of Object.entries(item) as [string, Json][]) {
       if (method === "options") continue;
       for (const [status, response] of Object.entries(operation.responses) as [string, Json][]) {
-        if (status !== "401" && status !== "500") response.headers = { ...response.headers, ...rateHeaders };
+        if (status !== "401" && status !== "403" && status !== "500")
+          response.headers = { ...response.headers, ...rateHeaders };
       }
       const deprecated = operation.deprecated === true ? DEPRECATION_HEADERS : {};
       operation.responses["429"] = rateLimitedResponse(deprecated);
@@ -294,6 +309,7 @@ export function buildOpenApi(options: OpenApiOptions = {}): OpenApiDocument {
   const sunset = sunsetAt.toISOString().slice(0, 10);
   const { schemas, query } = schemaComponents();
   const ruleCodes = options.ruleCodes ?? [];
+  const openIdUrls = options.openIdConfigurationUrls ?? [];
   // The Error schema's code lists the table's codes; a served document adds the application's.
   const error = schemas.Error;
   if (ruleCodes.length > 0 && Array.isArray(error?.properties?.code?.enum)) {
@@ -313,19 +329,19 @@ export function buildOpenApi(options: OpenApiOptions = {}): OpenApiDocument {
       title: "Pet Store API",
       version: "1.0.0",
       summary: "List, add and get the animals offered in a pet store.",
-      description: `An HTTP/JSON service that manages the animals offered in a pet store. Every operation needs an API key, sent as \`Authorization: Bearer <key>\`.\n\nPaths are exact (\`${basePath}/pets/\` is not \`${basePath}/pets\`) and \`HEAD\` is accepted wherever \`GET\` is. Checks run in this order: route (\`404 not_found\`, \`405 method_not_allowed\` with \`Allow\`), key (\`401\`; \`400 invalid_request\` when \`Authorization\` is given more than once), content type, size and validation (\`415\`, \`413\`, \`400\`), then the operation. Every error is an \`Error\` body whose \`status\` equals the HTTP status. This document is served without a key at \`${basePath}/openapi.json\`.\n\nBrowser pages of other origins may call the API when the store allows their origin (CORS: \`createPetStore({ cors: { origins } })\`, \`PETSTORE_CORS_ORIGINS\` for the standalone server): preflights are answered before the key, and every answer exposes \`Link\`, \`Location\`, \`X-Request-Id\`, \`Retry-After\`, \`Deprecation\`, \`Sunset\`, \`Idempotent-Replayed\` and \`WWW-Authenticate\` to the page's script (and \`RateLimit\`, \`RateLimit-Policy\` with rate limits).\n\nA server may have rate limits (\`createPetStore({ rateLimit })\`, \`PETSTORE_RATE_LIMIT\`): each key may then make a number of requests in each fixed window, shared by every process of the service; every answer once the key is accepted carries \`RateLimit-Policy\` and \`RateLimit\` (IETF draft-ietf-httpapi-ratelimit-headers), and a key past its limit gets \`429 rate_limited\` with \`Retry-After\`, nothing done.\n\nPets and pages carry a strong \`ETag\`: a client that sends it back in \`If-None-Match\` gets \`304 Not Modified\` without a body while the answer is unchanged. Answers to a caller are \`Cache-Control: private, no-cache\` by default (a browser keeps them and revalidates; no shared cache keeps them), errors \`no-store\`. The standalone server and the Node adapter compress answers of 1 KiB or more (\`zstd\`, \`br\`, \`gzip\`, as \`Accept-Encoding\` prefers), each coding with its own \`ETag\`.`,
+      description: `An HTTP/JSON service that manages the animals offered in a pet store. Every operation needs an API key, sent as \`Authorization: Bearer <key>\`.\n\nPaths are exact (\`${basePath}/pets/\` is not \`${basePath}/pets\`) and \`HEAD\` is accepted wherever \`GET\` is. Checks run in this order: route (\`404 not_found\`, \`405 method_not_allowed\` with \`Allow\`), key (\`401\`; \`400 invalid_request\` when \`Authorization\` is given more than once), the operation's scope (\`403 insufficient_scope\`: \`pets:read\` to list and get, \`pets:write\` to create), content type, size and validation (\`415\`, \`413\`, \`400\`), then the operation. Every error is an \`Error\` body whose \`status\` equals the HTTP status. This document is served without a key at \`${basePath}/openapi.json\`.\n\nBrowser pages of other origins may call the API when the store allows their origin (CORS: \`createPetStore({ cors: { origins } })\`, \`PETSTORE_CORS_ORIGINS\` for the standalone server): preflights are answered before the key, and every answer exposes \`Link\`, \`Location\`, \`X-Request-Id\`, \`Retry-After\`, \`Deprecation\`, \`Sunset\`, \`Idempotent-Replayed\` and \`WWW-Authenticate\` to the page's script (and \`RateLimit\`, \`RateLimit-Policy\` with rate limits).\n\nA server may have rate limits (\`createPetStore({ rateLimit })\`, \`PETSTORE_RATE_LIMIT\`): each key may then make a number of requests in each fixed window, shared by every process of the service; every answer once the key is accepted carries \`RateLimit-Policy\` and \`RateLimit\` (IETF draft-ietf-httpapi-ratelimit-headers), and a key past its limit gets \`429 rate_limited\` with \`Retry-After\`, nothing done. A client address that sends too many bad keys or tokens (30 a minute by default) gets \`429 rate_limited\` with \`Retry-After\` for the rest of the window.\n\nPets and pages carry a strong \`ETag\`: a client that sends it back in \`If-None-Match\` gets \`304 Not Modified\` without a body while the answer is unchanged. Answers to a caller are \`Cache-Control: private, no-cache\` by default (a browser keeps them and revalidates; no shared cache keeps them), errors \`no-store\`. The standalone server and the Node adapter compress answers of 1 KiB or more (\`zstd\`, \`br\`, \`gzip\`, as \`Accept-Encoding\` prefers), each coding with its own \`ETag\`.`,
       license: { name: "MIT", identifier: "MIT" },
     },
     servers: [
       server("Production", options.productionUrl ?? serverDefault),
       server("Staging", options.stagingUrl ?? serverDefault),
     ],
-    security,
+    security: [{ bearerAuth: [] }, ...openIdSchemes(openIdUrls).map((name) => ({ [name]: [] }))],
     tags: [
       { name: "pets", description: "The animals of the catalogue." },
       { name: "cors", description: "Browser pages of other origins (CORS), when the store allows them." },
     ],
-    paths: withRateLimits(paths(query, schemas, sunset, ruleCodes)),
+    paths: withRateLimits(paths(query, schemas, sunset, ruleCodes, openIdUrls)),
     components: {
       schemas,
       parameters: {
@@ -345,8 +361,20 @@ export function buildOpenApi(options: OpenApiOptions = {}): OpenApiDocument {
         bearerAuth: {
           type: "http",
           scheme: "bearer",
-          description: "`Authorization: Bearer <API key>`. A key in the query string is never accepted.",
+          description:
+            "`Authorization: Bearer <API key>`. A key in the query string is never accepted. Scopes: `pets:read` (listPets, getPet) and `pets:write` (createPet); a key without the operation's scope gets `403 insufficient_scope`.",
         },
+        ...Object.fromEntries(
+          openIdSchemes(openIdUrls).map((name, i) => [
+            name,
+            {
+              type: "openIdConnect",
+              openIdConnectUrl: openIdUrls[i],
+              description:
+                "OAuth 2.0 access tokens (JWT, RFC 9068) of this issuer, e.g. from the client credentials grant, sent as `Authorization: Bearer <token>`, with the scope `pets:read` or `pets:write` in their `scope` claim.",
+            },
+          ]),
+        ),
       },
     },
   };

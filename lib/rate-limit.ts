@@ -7,7 +7,6 @@
  * Without one (memory, a storage of your own) each process counts on its own.
  */
 import type { Awaitable } from "./awaitable.ts";
-import { scopeOf } from "./idempotency.ts";
 import type { RateLimitObservation } from "./observe.ts";
 import type { RateCounter } from "./storage/port.ts";
 
@@ -108,11 +107,6 @@ export class RateLimiter {
     this.onCounterError = parts.onCounterError;
     this.policy = `"default";q=${options.limit};w=${options.windowSeconds}`;
     this.windowMs = options.windowSeconds * 1000;
-  }
-
-  /** The scope of a caller's token (`scopeOf`, a digest), computed each time: the limiter keeps no token. */
-  scopeOf(token: string): string {
-    return scopeOf(token);
   }
 
   /** Admits or refuses one request of `scope` now; waits only when this process holds no lease for it. */

@@ -4,6 +4,7 @@
  * become the Error answer); `afterCreate` runs once the pet is stored, and the answer waits for it
  * (bounded), but nothing it does changes the answer.
  */
+import type { Principal } from "./auth/principal.ts";
 import type { Awaitable } from "./awaitable.ts";
 import type { AnyErrorCode } from "./errors.ts";
 import { ERRORS, PetStoreError } from "./errors.ts";
@@ -29,6 +30,11 @@ export interface RuleContext {
    * for every request with that token. `undefined` for an in-process create that gives none.
    */
   readonly scope: string | undefined;
+  /**
+   * Who is calling, as the verifier answered: `{ id, scopes }` (a key's name, a token's `sub`).
+   * `undefined` for an in-process create.
+   */
+  readonly principal?: Principal | undefined;
 }
 
 /** A rule code the application declares, so that the OpenAPI document the store serves lists it. */
@@ -158,6 +164,8 @@ export interface Caller {
   token?: string | undefined;
   /** The scope an in-process caller gave. */
   scope?: string | undefined;
+  /** Who made an HTTP create. */
+  principal?: Principal | undefined;
 }
 
 /** The caller of an in-process create: the request id it gave or a new one, and its scope (if any). */
@@ -186,6 +194,7 @@ export async function createUnderRules<Created extends { pet: Pet; replayed: boo
   const context: RuleContext = Object.freeze({
     requestId: caller?.requestId ?? "",
     scope: caller?.token !== undefined ? scopeOf(caller.token) : caller?.scope,
+    ...(caller?.principal === undefined ? {} : { principal: caller.principal }),
   });
   if (rules.beforeCreate !== undefined) {
     try {

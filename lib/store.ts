@@ -2,8 +2,10 @@
  * `createPetStore`: the options checked, the storage guarded, the operations and the handler
  * built, and the store that hands them out.
  */
-import type { AuthOption } from "./auth.ts";
-import { toVerifier } from "./auth.ts";
+import type { AuthOption } from "./auth/option.ts";
+import { checkAuth } from "./auth/option.ts";
+import type { FailureLimitOptions } from "./auth/throttle.ts";
+import { FailureThrottle } from "./auth/throttle.ts";
 import type { Awaitable } from "./awaitable.ts";
 import { isPromise } from "./awaitable.ts";
 import type { CacheControlOptions } from "./cache-control.ts";
@@ -48,7 +50,11 @@ import { VERSION } from "./version.ts";
 export interface PetStoreOptions {
   /** Where pets live. Default: `memoryStorage()`. */
   storage?: PetStorage;
-  /** Required: a list of API keys, `apiKeys([...])`, or a verify function `(token) => boolean`. */
+  /**
+   * Required: a list of API keys, `apiKeys([...])` (named, scoped keys), `jwt({ issuer, audience })`
+   * (OAuth 2.0 access tokens), a verify function `(token) => boolean | { id, scopes }`, or
+   * `{ keys, verify, failureLimit, trustProxy }`. See docs/auth.md.
+   */
   auth: AuthOption;
   /** Base path of every route (default "/v1"). */
   basePath?: string;
@@ -165,6 +171,9 @@ const NOT_ANSWERING = "the storage does not answer";
 /** What an adapter needs of a store: its answers, where it lives and how large a body it takes. */
 export type AdapterStore = Pick<PetStore, "respond" | "basePath" | "maxBodyBytes">;
 
+const FAILURE_COUNTER_FAILED =
+  "petstore: the storage's rate counter failed while counting a failed authentication; this process counts them alone until it answers again";
+
 const COUNTER_FAILED =
   "petstore: the storage's rate limit counter failed; each process counts its own callers until it answers again";
 
@@ -258,17 +267,19 @@ function checkPositive(name: string, value: number): number {
   return value;
 }
 
-/** The store's limiter, its shared counter (when the storage has one) called through the store's guard. */
+/** The storage's shared counter (when it has one), each lease a storage call through the store's guard. */
+function guardCounter(counter: RateCounter | undefined, guard: GuardedCall): RateCounter | undefined {
+  return counter === undefined ? undefined : { lease: async (lease) => guard("rateLimit", () => counter.lease(lease)) };
+}
+
+/** The store's limiter over its guarded counter. */
 function makeRateLimiter(
   rateLimit: RateLimitOptions,
   counter: RateCounter | undefined,
-  guard: GuardedCall,
   onError: (error: unknown) => void,
 ): RateLimiter {
-  const guarded: RateCounter | undefined =
-    counter === undefined ? undefined : { lease: async (lease) => guard("rateLimit", () => counter.lease(lease)) };
   return new RateLimiter(rateLimit, {
-    counter: guarded,
+    counter,
     onCounterError: (error) => onError(new Error(COUNTER_FAILED, { cause: error })),
   });
 }
@@ -283,6 +294,20 @@ function tellRefusals(rateLimit: RateLimitOptions, observe: Observer | undefined
     onLimited?.(refusal);
     observe?.(refusal);
   };
+}
+
+/** The store's throttle of failed authentications, telling `onThrottled`; none when turned off. */
+function openFailureThrottle(
+  limit: FailureLimitOptions | undefined,
+  counter: RateCounter | undefined,
+  onError: (error: unknown) => void,
+): FailureThrottle | undefined {
+  if (limit === undefined) return undefined;
+  return new FailureThrottle(limit, {
+    counter,
+    onCounterError: (error) => onError(new Error(FAILURE_COUNTER_FAILED, { cause: error })),
+    onThrottled: limit.onThrottled === undefined ? undefined : safeObserver(limit.onThrottled, onError),
+  });
 }
 
 /** The store's breaker, telling `onChange` and `observe`; none when turned off. */
@@ -307,7 +332,7 @@ function openBreaker(storage: PetStorage, options: BreakerOptions | false, obser
  */
 export function createPetStore(options: PetStoreOptions): PetStore {
   checkOptions(options);
-  const verify = toVerifier(options.auth);
+  const auth = checkAuth(options.auth);
   const storage = options.storage ?? memoryStorage();
   const basePath = checkBasePath(options.basePath ?? "/v1");
   const maxBodyBytes = checkPositive("maxBodyBytes", options.maxBodyBytes ?? 64 * 1024);
@@ -345,8 +370,8 @@ export function createPetStore(options: PetStoreOptions): PetStore {
     }),
     tracing,
   );
-  const rateLimiter =
-    rateLimit === undefined ? undefined : makeRateLimiter(rateLimit, storage.rateCounter, guard, onError);
+  const counter = guardCounter(storage.rateCounter, guard);
+  const rateLimiter = rateLimit === undefined ? undefined : makeRateLimiter(rateLimit, counter, onError);
   const imports = watchImports(storage, guard);
   reportStorageTo(storage, (error) => onError(error));
   const ops = createOperations(storage, {
@@ -361,7 +386,9 @@ export function createPetStore(options: PetStoreOptions): PetStore {
   const { handle, respond } = createHandler(ops, {
     basePath,
     maxBodyBytes,
-    verify,
+    verify: auth.verify,
+    failures: openFailureThrottle(auth.failureLimit, counter, onError),
+    trustProxy: auth.trustProxy,
     deprecatedAt: Math.floor((options.deprecatedAt ?? DEFAULT_DEPRECATED_AT).getTime() / 1000),
     sunset: options.sunsetAt ?? DEFAULT_SUNSET_AT,
     onError: (error) => onError(error),
@@ -379,6 +406,7 @@ export function createPetStore(options: PetStoreOptions): PetStore {
         sunsetAt: options.sunsetAt,
         idempotencyTtlMs: ttlMs,
         ruleCodes: rules?.codes,
+        openIdConfigurationUrls: auth.openIdConfigurationUrls,
       }),
     },
   });

@@ -77,6 +77,8 @@ export interface AnsweredRequest {
   operation: string | undefined;
   path: string;
   scheme: string;
+  /** The principal's id, once authenticated (`enduser.id`); never a token. */
+  principal?: string | undefined;
 }
 
 /** One store's tracer: `on` when `@opentelemetry/api` is installed. */
@@ -154,6 +156,7 @@ export class Tracing {
       span.setAttribute("http.response.status_code", response.status);
       span.setAttribute("url.path", answered.path);
       span.setAttribute("url.scheme", answered.scheme);
+      if (answered.principal !== undefined) span.setAttribute("enduser.id", answered.principal);
       if (response.status >= 500) {
         span.setAttribute("error.type", String(response.status));
         span.setStatus({ code: ERROR });

@@ -11,6 +11,7 @@ import { type ClusterOptions, inWorker, startCluster } from "./cluster.ts";
 import type { LoadedConfig } from "./config.ts";
 import { loadConfig, USAGE } from "./config.ts";
 import { DOCS_PACKAGE, docsAvailable } from "./docs-files.ts";
+import { runKeys } from "./keys/cli.ts";
 import type { Logger } from "./logger.ts";
 import { createLogger, flushLogs } from "./logger.ts";
 import { createMetrics, loadPromClient, type MetricsServer, serveMetrics } from "./metrics.ts";
@@ -62,6 +63,8 @@ interface Started {
   /** What the OTEL_* variables asked for, when traces are exported. */
   traces: TracingConfig | undefined;
   close(signal?: NodeJS.Signals): Promise<void>;
+  /** Reads the keys file again, in every worker (SIGHUP). */
+  reloadKeys(): void;
 }
 
 /**
@@ -84,6 +87,7 @@ async function startAll(
   let traces: RunningTracing | undefined;
   let url: string;
   let stopServing: (signal?: NodeJS.Signals) => Promise<void>;
+  let reloadKeys: () => void;
   let render: (() => Promise<string>) | undefined;
   let contentType = "";
   if (workers > 1) {
@@ -101,6 +105,7 @@ async function startAll(
     });
     url = running.url;
     stopServing = running.close;
+    reloadKeys = running.reload;
     if (prom !== undefined) {
       const aggregator = new prom.AggregatorRegistry();
       render = () => aggregator.clusterMetrics();
@@ -126,6 +131,7 @@ async function startAll(
     );
     url = server.url;
     stopServing = server.close;
+    reloadKeys = server.reloadKeys;
   }
   let metricsServer: MetricsServer | undefined;
   if (render !== undefined && config.metricsPort !== undefined) {
@@ -142,6 +148,7 @@ async function startAll(
     workers,
     metricsUrl: metricsServer?.url,
     traces: tracing,
+    reloadKeys,
     close(signal?: NodeJS.Signals): Promise<void> {
       const stopping = stopServing(signal); // called at once: the port stops accepting before anything else
       // The spans of the last requests are exported once the server stopped answering.
@@ -195,6 +202,10 @@ async function stopAndExit(
 /** Runs the server as `npm start` / the `petstore` command does, until SIGTERM or SIGINT. */
 export async function main(argv: readonly string[] = process.argv.slice(2), env = process.env): Promise<void> {
   const [command, ...rest] = argv;
+  if (command === "keys") {
+    process.exitCode = await runKeys(rest, env);
+    return;
+  }
   if (TRANSFER_COMMANDS.includes(command as TransferCommand)) {
     process.exitCode = await runTransfer(command as TransferCommand, rest, env);
     return;
@@ -243,6 +254,9 @@ export async function main(argv: readonly string[] = process.argv.slice(2), env 
   const onSignal = (signal: NodeJS.Signals) => (worker && inWorker.passOn(signal) ? undefined : request(signal));
   process.on("SIGTERM", onSignal);
   process.on("SIGINT", onSignal);
+  // SIGHUP reads the keys file again (in the primary: in every worker), never stops the server.
+  process.on("SIGHUP", () => server?.reloadKeys());
+  if (worker) inWorker.onReload(() => server?.reloadKeys());
   if (worker)
     inWorker.onStop((signal) => {
       if (asked !== undefined) return;

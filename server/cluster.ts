@@ -20,6 +20,11 @@ export interface StopMessage {
   signal: NodeJS.Signals;
 }
 
+/** The primary's message to a worker: read the keys file again (the primary got SIGHUP). */
+export interface ReloadMessage {
+  type: "petstore:reload";
+}
+
 export interface ClusterOptions {
   /** How many workers serve the port. */
   count: number;
@@ -42,6 +47,8 @@ export interface RunningCluster {
    * Idempotent. `signal` is the one that started the stop, for the workers' logs.
    */
   close(signal?: NodeJS.Signals): Promise<void>;
+  /** Tells every worker to read the keys file again. */
+  reload(): void;
 }
 
 /** The pause before a dead worker is replaced: none for a first death, then doubling up to 30 s. */
@@ -52,7 +59,7 @@ export function restartDelay(recentDeaths: number): number {
 /** Deaths within this window count as a crash loop. */
 const CRASH_WINDOW_MS = 60_000;
 
-const isMessage = (m: unknown): m is WorkerMessage | StopMessage =>
+const isMessage = (m: unknown): m is WorkerMessage | StopMessage | ReloadMessage =>
   typeof m === "object" && m !== null && typeof (m as { type?: unknown }).type === "string";
 
 /**
@@ -94,7 +101,7 @@ export function startCluster(options: ClusterOptions): Promise<RunningCluster> {
         if (starting) {
           if (serving.size === count) {
             starting = false;
-            resolve({ url: message.url, pids, close: stopAll });
+            resolve({ url: message.url, pids, close: stopAll, reload });
           }
         } else {
           logger.info({ worker: worker.process.pid }, "worker started");
@@ -120,6 +127,11 @@ export function startCluster(options: ClusterOptions): Promise<RunningCluster> {
         }, delay).unref();
       });
       return worker;
+    }
+
+    function reload(): void {
+      const message: ReloadMessage = { type: "petstore:reload" };
+      for (const worker of serving.values()) if (worker.isConnected()) worker.send(message);
     }
 
     function pids(): number[] {
@@ -168,6 +180,11 @@ export const inWorker = {
   onStop(stop: (signal: NodeJS.Signals) => void): void {
     process.on("message", (message: unknown) => {
       if (isMessage(message) && message.type === "petstore:stop") stop(message.signal);
+    });
+  },
+  onReload(reload: () => void): void {
+    process.on("message", (message: unknown) => {
+      if (isMessage(message) && message.type === "petstore:reload") reload();
     });
   },
   /** Passes a signal on to the primary; false when there is no primary to tell (its channel is closed). */

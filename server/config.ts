@@ -6,7 +6,7 @@
 import { randomBytes } from "node:crypto";
 import { availableParallelism } from "node:os";
 import { parseArgs } from "node:util";
-import type { CacheControlOptions } from "../lib/index.ts";
+import type { CacheControlOptions, JwtOptions } from "../lib/index.ts";
 import { BASE_PATH_PATTERN } from "../lib/internal.ts";
 import { CACHE_FLAGS, CACHE_USAGE, readCacheSettings } from "./cache-settings.ts";
 import { strayArgument } from "./stray-argument.ts";
@@ -31,8 +31,16 @@ export interface ServerConfig {
   storage: string;
   basePath: string;
   logLevel: LogLevel;
-  /** Accepted API keys (at least one). */
+  /** Accepted API keys, every scope (at least one, unless a keys file or tokens are configured). */
   apiKeys: string[];
+  /** The keys file of named, scoped keys (PETSTORE_API_KEYS_FILE): reloaded on SIGHUP and on change. */
+  apiKeysFile?: string;
+  /** OAuth 2.0 access tokens (PETSTORE_JWT_*): `jwt()`'s options, the issuer and audience at least. */
+  jwt?: JwtOptions;
+  /** Failed authentications per client address and window before 429 (default 30 a minute); false: off. */
+  authFailureLimit?: { limit: number; windowSeconds: number } | false;
+  /** The client address is X-Forwarded-For's last hop (a proxy you trust sets it). Default false. */
+  trustProxy?: boolean;
   /** Seconds an Idempotency-Key is kept (default 86 400: 24 hours). */
   idempotencyTtlSeconds?: number;
   /** Time allowed to receive a request's headers (ms, default 10 000). */
@@ -70,8 +78,9 @@ export function completeConfig(config: Partial<ServerConfig>): ServerConfig {
   if (config === null || typeof config !== "object") {
     throw new ConfigError('startServer: config must be an object, at least { apiKeys: ["a-key"] }');
   }
-  const { apiKeys } = config;
-  if (!Array.isArray(apiKeys) || apiKeys.length === 0) {
+  const apiKeys = config.apiKeys ?? [];
+  const otherwise = config.apiKeysFile !== undefined || config.jwt !== undefined;
+  if (!Array.isArray(apiKeys) || (apiKeys.length === 0 && !otherwise)) {
     throw new ConfigError(
       'startServer: config.apiKeys is required: a list of API keys, e.g. { apiKeys: ["a-key"] } (loadConfig(process.env) reads PETSTORE_API_KEYS)',
     );
@@ -106,10 +115,14 @@ Every flag mirrors an environment variable (the flag wins):
   --cors-origins PETSTORE_CORS_ORIGINS  origins whose pages may call the API: comma-separated, or * (default off)
   --rate-limit PETSTORE_RATE_LIMIT  requests per key in each window: <limit>/<seconds>, e.g. 600/60 (default off)
 ${CACHE_USAGE}
-API keys are read only from PETSTORE_API_KEYS (comma-separated); without it a random key is
-generated and printed at start-up. Through npm, flags go after --: npm start -- --port 8081.
+API keys are read only from PETSTORE_API_KEYS (comma-separated, every scope) and from the keys file
+PETSTORE_API_KEYS_FILE (named, scoped keys: petstore keys --help); OAuth 2.0 access tokens are taken
+with PETSTORE_JWT_ISSUER and PETSTORE_JWT_AUDIENCE (PETSTORE_JWT_JWKS_URI, PETSTORE_JWT_ALGORITHMS);
+PETSTORE_AUTH_FAILURE_LIMIT (default 30/60, or off) and PETSTORE_TRUST_PROXY (default false). Without
+any of them a random key is generated and printed at start-up. Through npm, flags go after --: npm start -- --port 8081.
   --help (-h) prints this; --version (-v) prints the version.
-Moving data: petstore export | import | migrate (petstore export --help).`;
+Moving data: petstore export | import | migrate (petstore export --help).
+API keys: petstore keys add | list | remove (petstore keys --help).`;
 
 /** A setting as the user gave it: its text, and the flag or variable it came from (named in errors). */
 interface Setting {
@@ -203,9 +216,16 @@ function parseRateLimit({ raw, name }: Setting): { limit: number; windowSeconds:
   return { limit, windowSeconds };
 }
 
-/** The keys of PETSTORE_API_KEYS, or one random key when it is unset or empty. Never echoes a key. */
-function readKeys(raw: string | undefined): { keys: string[]; generated: boolean } {
-  if (raw === undefined || raw.trim() === "") return { keys: [randomBytes(24).toString("base64url")], generated: true };
+/**
+ * The keys of PETSTORE_API_KEYS; one random key when it is unset or empty and nothing else
+ * (`otherwise`: a keys file, tokens) authenticates. Never echoes a key.
+ */
+function readKeys(raw: string | undefined, otherwise: boolean): { keys: string[]; generated: boolean } {
+  if (raw === undefined || raw.trim() === "") {
+    return otherwise
+      ? { keys: [], generated: false }
+      : { keys: [randomBytes(24).toString("base64url")], generated: true };
+  }
   const keys = raw
     .split(",")
     .map((k) => k.trim())
@@ -215,6 +235,70 @@ function readKeys(raw: string | undefined): { keys: string[]; generated: boolean
     throw new ConfigError("PETSTORE_API_KEYS: a key must be printable ASCII without spaces");
   }
   return { keys, generated: false };
+}
+
+/** PETSTORE_JWT_*: both the issuer and the audience, or neither. */
+function readJwt(env: NodeJS.ProcessEnv): ServerConfig["jwt"] {
+  const issuer = env.PETSTORE_JWT_ISSUER?.trim() || undefined;
+  const audience = env.PETSTORE_JWT_AUDIENCE?.trim() || undefined;
+  const jwksUri = env.PETSTORE_JWT_JWKS_URI?.trim() || undefined;
+  const algorithms = env.PETSTORE_JWT_ALGORITHMS?.trim() || undefined;
+  if (issuer === undefined && audience === undefined) {
+    if (jwksUri !== undefined || algorithms !== undefined) {
+      throw new ConfigError(
+        "PETSTORE_JWT_JWKS_URI and PETSTORE_JWT_ALGORITHMS need PETSTORE_JWT_ISSUER and PETSTORE_JWT_AUDIENCE",
+      );
+    }
+    return undefined;
+  }
+  if (issuer === undefined || audience === undefined) {
+    throw new ConfigError("access tokens need both PETSTORE_JWT_ISSUER and PETSTORE_JWT_AUDIENCE");
+  }
+  for (const [name, url] of [
+    ["PETSTORE_JWT_ISSUER", issuer],
+    ["PETSTORE_JWT_JWKS_URI", jwksUri],
+  ] as const) {
+    if (url !== undefined && !/^https?:\/\/[^\s]+$/.test(url)) {
+      throw new ConfigError(`${name} must be an http(s) URL (got ${JSON.stringify(url)})`);
+    }
+  }
+  return {
+    issuer,
+    audience,
+    ...(jwksUri === undefined ? {} : { jwksUri }),
+    ...(algorithms === undefined
+      ? {}
+      : {
+          algorithms: algorithms
+            .split(",")
+            .map((a) => a.trim())
+            .filter((a) => a),
+        }),
+  };
+}
+
+/** PETSTORE_AUTH_FAILURE_LIMIT: `<limit>` a minute, `<limit>/<seconds>`, or `off`. */
+function parseFailureLimit(raw: string | undefined): ServerConfig["authFailureLimit"] {
+  const text = raw?.trim().toLowerCase() ?? "";
+  if (text === "") return undefined;
+  if (text === "off") return false;
+  const match = /^([0-9]{1,9})(?:\/([0-9]{1,5}))?$/.exec(text);
+  const limit = Number(match?.[1]);
+  const windowSeconds = Number(match?.[2] ?? 60);
+  if (match === null || limit < 1 || windowSeconds < 1 || windowSeconds > 86_400) {
+    throw new ConfigError(
+      `PETSTORE_AUTH_FAILURE_LIMIT must be <limit> (a minute), <limit>/<seconds> or off, e.g. 30/60 (got ${JSON.stringify(raw)})`,
+    );
+  }
+  return { limit, windowSeconds };
+}
+
+/** PETSTORE_TRUST_PROXY: true or false (1 and 0, yes and no too). */
+function parseTrustProxy(raw: string | undefined): boolean {
+  const text = raw?.trim().toLowerCase() ?? "";
+  if (text === "" || text === "false" || text === "0" || text === "no") return false;
+  if (text === "true" || text === "1" || text === "yes") return true;
+  throw new ConfigError(`PETSTORE_TRUST_PROXY must be true or false (got ${JSON.stringify(raw)})`);
 }
 
 /** The command's flags: each but --help and --version takes a value. */
@@ -267,7 +351,11 @@ export function loadConfig(env: NodeJS.ProcessEnv, argv: readonly string[] = [])
   if (host.raw.trim() === "") throw new ConfigError(`${host.name} must not be empty`);
   const storage = pick("storage", "PETSTORE_STORAGE", DEFAULTS.storage);
   if (storage.raw.trim() === "") throw new ConfigError(`${storage.name} must not be empty`);
-  const { keys, generated } = readKeys(env.PETSTORE_API_KEYS);
+  const jwt = readJwt(env);
+  const apiKeysFile = env.PETSTORE_API_KEYS_FILE?.trim() || undefined;
+  const { keys, generated } = readKeys(env.PETSTORE_API_KEYS, jwt !== undefined || apiKeysFile !== undefined);
+  const authFailureLimit = parseFailureLimit(env.PETSTORE_AUTH_FAILURE_LIMIT);
+  const trustProxy = parseTrustProxy(env.PETSTORE_TRUST_PROXY);
   const workersSetting = pick("workers", "PETSTORE_WORKERS", "1");
   const workers = parseWorkers(workersSetting);
   const metricsPort = parseMetricsPort(
@@ -305,6 +393,10 @@ export function loadConfig(env: NodeJS.ProcessEnv, argv: readonly string[] = [])
       ...(corsOrigins === undefined ? {} : { corsOrigins }),
       ...(rateLimit === undefined ? {} : { rateLimit }),
       ...caching,
+      ...(apiKeysFile === undefined ? {} : { apiKeysFile }),
+      ...(jwt === undefined ? {} : { jwt }),
+      ...(authFailureLimit === undefined ? {} : { authFailureLimit }),
+      ...(trustProxy ? { trustProxy } : {}),
     },
     generatedKey: generated,
     help: flags.help === true,

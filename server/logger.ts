@@ -35,7 +35,8 @@ export function createLogger(level: LogLevel, destination?: pino.DestinationStre
  * Writes one request line. `method` is as Node's parser gives it (a token) and `reqId` as
  * `requestIdOf` gives it: neither can hold a character JSON must escape, so they are written as
  * they are; `path` is escaped when it needs it. `ms` is rounded to hundredths; `aborted` when the
- * client went away before the answer; `traceId` when the request's span was recorded.
+ * client went away before the answer; `traceId` when the request's span was recorded; `principal`
+ * the caller's id once authenticated (never a key).
  */
 export type RequestLogger = (
   method: string,
@@ -45,6 +46,7 @@ export type RequestLogger = (
   reqId: string,
   aborted: boolean,
   traceId?: string,
+  principal?: string,
 ) => void;
 
 /**
@@ -68,14 +70,13 @@ export function requestLogger(logger: Logger): RequestLogger {
   });
   // Our own writer takes the line's bytes directly (./request-line.ts); any other stream a string.
   const writer = stream instanceof LineWriter ? stream : undefined;
-  return (method, path, status, ms, reqId, aborted, traceId) => {
+  return (method, path, status, ms, reqId, aborted, traceId, principal) => {
     if (!enabled) return;
     if (stream === undefined) {
+      const who = principal === undefined ? {} : { principal };
       const traced = traceId === undefined ? {} : { trace_id: traceId };
-      logger.info(
-        { method, path, status, ms: Number(hundredths(ms)), reqId, ...traced, ...(aborted ? { aborted } : {}) },
-        "request",
-      );
+      const gone = aborted ? { aborted } : {};
+      logger.info({ method, path, status, ms: Number(hundredths(ms)), reqId, ...who, ...traced, ...gone }, "request");
       return;
     }
     const time = Date.now();
@@ -85,12 +86,13 @@ export function requestLogger(logger: Logger): RequestLogger {
       if (writer !== undefined) prefix = Buffer.from(start, "latin1");
     }
     if (writer !== undefined && traceId === undefined) {
-      const at = writer.reserve(prefix.length + method.length + path.length + reqId.length + LINE_EXTRA_BYTES);
+      const strings = method.length + path.length + reqId.length + (principal?.length ?? 0);
+      const at = writer.reserve(prefix.length + strings + LINE_EXTRA_BYTES);
       if (at < 0) return; // dropped: the reader is gone
-      const end = writeRequestLine(writer.bytes, at, prefix, method, path, status, ms, reqId, aborted);
+      const end = writeRequestLine(writer.bytes, at, prefix, method, path, status, ms, reqId, aborted, principal);
       if (end >= 0) return writer.commit(end);
     }
-    stream.write(requestLineText(start, method, path, status, ms, reqId, aborted, traceId));
+    stream.write(requestLineText(start, method, path, status, ms, reqId, aborted, traceId, principal));
   };
 }
 

@@ -15,6 +15,8 @@ const PATH = '","path":';
 const STATUS = ',"status":';
 const MS = ',"ms":';
 const REQ_ID = ',"reqId":"';
+/** After `"reqId":"…`, the caller once authenticated (its principal's id, never a key). */
+const PRINCIPAL = '","principal":';
 /** After `"reqId":"…`, when the request's span was recorded (a trace id is 32 hex digits: nothing to escape). */
 const TRACE_ID = '","trace_id":"';
 /** The line's end after `"reqId":"…`. */
@@ -38,7 +40,8 @@ export function hundredths(ms: number): string {
 /**
  * The line as a string. `start` ends with `"method":"`; `method` and `reqId` cannot hold a
  * character JSON must escape (a token; `requestIdOf`'s id), `path` is escaped when it needs it;
- * `trace_id` follows `reqId` when a span was recorded.
+ * `principal` (escaped) follows `reqId` once the caller was authenticated, then `trace_id` when a
+ * span was recorded.
  */
 export function requestLineText(
   start: string,
@@ -49,12 +52,13 @@ export function requestLineText(
   reqId: string,
   aborted: boolean,
   traceId?: string,
+  principal?: string,
 ): string {
-  return (
-    `${start}${method}${PATH}${jsonString(path)}${STATUS}${status}${MS}${hundredths(ms)}${REQ_ID}${reqId}` +
-    (traceId === undefined ? "" : `${TRACE_ID}${traceId}`) +
-    (aborted ? ABORTED_END : END)
-  );
+  // Each part after reqId opens with the quote that closes the string before it; a principal is
+  // escaped with its own quotes, so the part after it loses its opening one.
+  let tail = `${traceId === undefined ? "" : `${TRACE_ID}${traceId}`}${aborted ? ABORTED_END : END}`;
+  if (principal !== undefined) tail = `${PRINCIPAL}${jsonString(principal)}${tail.slice(1)}`;
+  return `${start}${method}${PATH}${jsonString(path)}${STATUS}${status}${MS}${hundredths(ms)}${REQ_ID}${reqId}${tail}`;
 }
 
 const latin1 = (text: string) => Buffer.from(text, "latin1");
@@ -62,6 +66,7 @@ const PATH_BYTES = latin1(`${PATH}"`); // the path's opening quote: the bytes fo
 const PATH_END_BYTES = latin1(`"${STATUS}`);
 const MS_BYTES = latin1(MS);
 const REQ_ID_BYTES = latin1(REQ_ID);
+const PRINCIPAL_BYTES = latin1(`${PRINCIPAL}"`); // the principal's opening quote: the bytes form writes only plain ids
 const END_BYTES = latin1(END);
 const ABORTED_END_BYTES = latin1(ABORTED_END);
 
@@ -107,7 +112,7 @@ function writeHundredths(out: Uint8Array, at: number, ms: number): number {
 }
 
 /**
- * Writes `{…prefix…<method>","path":"<path>","status":<status>,"ms":<ms>,"reqId":"<reqId>"…}\n`
+ * Writes `{…prefix…<method>","path":"<path>","status":<status>,"ms":<ms>,"reqId":"<reqId>"[,"principal":"<id>"]…}\n`
  * at `at` and returns its end, or -1 when the line needs the string writer (nothing useful is
  * written then). `prefix` ends with `"method":"`. Room for `prefix`, the three strings and
  * LINE_EXTRA_BYTES must be there.
@@ -122,6 +127,7 @@ export function writeRequestLine(
   ms: number,
   reqId: string,
   aborted: boolean,
+  principal?: string,
 ): number {
   if (!(Number.isInteger(status) && status >= 0 && status <= 0x7fffffff)) return -1;
   at = writeBytes(out, at, prefix);
@@ -138,5 +144,10 @@ export function writeRequestLine(
   at = writeBytes(out, at, REQ_ID_BYTES);
   at = writePlain(out, at, reqId);
   if (at < 0) return -1;
+  if (principal !== undefined) {
+    at = writeBytes(out, at, PRINCIPAL_BYTES);
+    at = writePlain(out, at, principal);
+    if (at < 0) return -1;
+  }
   return writeBytes(out, at, aborted ? ABORTED_END_BYTES : END_BYTES);
 }

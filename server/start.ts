@@ -17,6 +17,8 @@ import type {
   TracerProviderLike,
 } from "../lib/index.ts";
 import { createPetStore, openStorage } from "../lib/index.ts";
+import type { ServerAuth } from "./auth.ts";
+import { serverAuth } from "./auth.ts";
 import type { ServerConfig } from "./config.ts";
 import { ConfigError, completeConfig } from "./config.ts";
 import { listen, listenProblem } from "./listen.ts";
@@ -32,6 +34,8 @@ export interface RunningServer {
   store: PetStore;
   /** Stops accepting, lets in-flight requests finish (within the grace), closes the storage. Idempotent. */
   close(): Promise<void>;
+  /** Reads the keys file again (SIGHUP); nothing without one. */
+  reloadKeys(): void;
 }
 
 export interface StartOptions {
@@ -57,24 +61,31 @@ export const storageKind = (spec: string) => /^([a-z][a-z0-9+.-]*):/i.exec(spec)
 
 /**
  * The store's rate limits, when on, with one warning per caller and window that passed its limit,
- * naming its scope (a digest), never its key.
+ * naming its principal, never its key.
  */
 function rateLimits(config: ServerConfig, logger: Logger): { rateLimit?: RateLimitOptions } {
   if (config.rateLimit === undefined) return {};
   const onLimited = ({ first, scope, limit, windowSeconds }: RateLimitObservation) => {
-    if (first) logger.warn({ scope, limit, windowSeconds }, "rate limited: a caller passed its limit in this window");
+    if (first) {
+      logger.warn({ principal: scope, limit, windowSeconds }, "rate limited: a caller passed its limit in this window");
+    }
   };
   return { rateLimit: { ...config.rateLimit, onLimited } };
 }
 
 /** The store of the server, from its configuration; a configuration that cannot work is a ConfigError. */
-async function openStore(config: ServerConfig, options: StartOptions, logger: Logger): Promise<PetStore> {
+async function openStore(
+  config: ServerConfig,
+  options: StartOptions,
+  logger: Logger,
+  { auth }: ServerAuth,
+): Promise<PetStore> {
   const storage = await openStorage(config.storage);
   let store: PetStore;
   try {
     store = createPetStore({
       storage,
-      auth: config.apiKeys,
+      auth,
       basePath: config.basePath,
       idempotencyTtlMs: (config.idempotencyTtlSeconds ?? 86_400) * 1000,
       ...(config.corsOrigins === undefined ? {} : { cors: { origins: config.corsOrigins } }),
@@ -115,7 +126,11 @@ async function openStore(config: ServerConfig, options: StartOptions, logger: Lo
 export async function startServer(config: ServerConfig, options: StartOptions = {}): Promise<RunningServer> {
   const settings = completeConfig(config);
   const logger = options.logger ?? createLogger(settings.logLevel);
-  const store = await openStore(settings, options, logger);
+  const auth = serverAuth(settings, logger);
+  const store = await openStore(settings, options, logger, auth).catch((error: unknown) => {
+    auth.close();
+    throw error;
+  });
   const log = requestLogger(logger);
   let draining = false;
   let inFlight = 0;
@@ -127,8 +142,8 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
       res.shouldKeepAlive = false;
       setImmediate(() => server.closeIdleConnections());
     }
-    const { status, ms, requestId, aborted, traceId } = response;
-    log(req.method ?? "", pathOf(req), status, ms, requestId, aborted, traceId);
+    const { status, ms, requestId, aborted, traceId, principal } = response;
+    log(req.method ?? "", pathOf(req), status, ms, requestId, aborted, traceId, principal);
   };
 
   const api = createNodeHandler(store, { onResponse: responded, compression: settings.compression !== false });
@@ -158,6 +173,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
   try {
     ({ origin, port } = await listen(server, settings.port, settings.host));
   } catch (error) {
+    auth.close();
     await store.close();
     throw new ConfigError(
       listenProblem(error, settings.host, settings.port, { port: "PORT or --port", host: "HOST or --host" }),
@@ -176,11 +192,12 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
       }, settings.shutdownGraceMs ?? 10_000);
       await stopped;
       clearTimeout(grace);
+      auth.close();
       await store.close();
       if (options.logger === undefined) await flushLogs(logger); // a logger of our own: finish it
     })();
     return closing;
   }
 
-  return { url: `${origin}${store.basePath}`, port, store, close };
+  return { url: `${origin}${store.basePath}`, port, store, close, reloadKeys: auth.reload };
 }

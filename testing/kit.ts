@@ -5,7 +5,9 @@
  */
 import { checkOptionNames, isPromise } from "../lib/adapter.ts";
 import type {
+  ApiKey,
   CacheControlOptions,
+  FailureLimitOptions,
   NewPetInput,
   PetStorage,
   PetStore,
@@ -13,6 +15,7 @@ import type {
   PetStoreResponse,
   PetStoreRules,
   TracerProviderLike,
+  VerifyToken,
 } from "../lib/index.ts";
 import { createPetStore, memoryStorage, openStorage } from "../lib/index.ts";
 import { ensureContextManager } from "./context.ts";
@@ -34,8 +37,21 @@ export interface TestKitOptions {
   basePath?: string;
   /** Delay every answer by this many ms from the start (default 0); `delay(ms)` changes it. */
   delayMs?: number;
-  /** The API key the store accepts (default "test-key"). */
+  /** The API key the store accepts (default "test-key"), with every scope. */
   key?: string;
+  /**
+   * More keys the store accepts, as `createPetStore({ auth: { keys } })` takes them: named and
+   * scoped ones too, e.g. `[{ name: "reader", key: "read-key", scopes: ["pets:read"] }]`, to test
+   * how your code meets `403 insufficient_scope`.
+   */
+  keys?: readonly (string | ApiKey)[];
+  /** Verifiers tried after the keys, e.g. `jwt({ issuer, audience })` for access tokens of your test provider. */
+  verify?: VerifyToken | readonly VerifyToken[];
+  /**
+   * Failed authentications per client address before `429` (`auth.failureLimit`); default `false`:
+   * a test server never throttles the bad keys a test sends on purpose.
+   */
+  failureLimit?: number | FailureLimitOptions | false;
   /** Business rules, as `createPetStore({ rules })` takes them: to test an embedding application's rules. */
   rules?: PetStoreRules;
   /**
@@ -98,6 +114,9 @@ const KIT_OPTIONS = [
   "basePath",
   "delayMs",
   "key",
+  "keys",
+  "verify",
+  "failureLimit",
   "rules",
   "requestIds",
   "onError",
@@ -199,7 +218,11 @@ export async function openKit(options: TestKitOptions): Promise<OpenKit> {
   const makeStore = () =>
     createPetStore({
       storage,
-      auth: [key],
+      auth: {
+        keys: [key, ...(options.keys ?? [])],
+        ...(options.verify === undefined ? {} : { verify: options.verify }),
+        failureLimit: options.failureLimit ?? false,
+      },
       // failNext(n) fails exactly n requests: no breaker turns the next ones into 503s too.
       breaker: false,
       ...(options.basePath === undefined ? {} : { basePath: options.basePath }),

@@ -149,14 +149,20 @@ s(
     };
     const faulty = createPetStore({ auth: [kit.key], storage: failing, onError: () => {} });
     const headers = { authorization: `Bearer ${kit.key}`, "x-request-id": "same-id" };
-    const realDown = await faulty.handle({ method: "GET", path: "/v1/pets/1", headers });
+    // What goes on the wire: the principal a response carries for log lines is never sent.
+    const wire = ({ status, headers, body }: { status: number; headers: Record<string, string>; body: string }) => ({
+      status,
+      headers,
+      body,
+    });
+    const realDown = wire(await faulty.handle({ method: "GET", path: "/v1/pets/1", headers }));
     kit.failNext(1, { status: 503 });
     const injectedDown = await kit.request("GET", "/v1/pets/1", { headers });
     assert.is(injectedDown.status, 503);
     assert.equal({ status: injectedDown.status, headers: injectedDown.headers, body: injectedDown.body }, realDown);
 
     mode = "broken";
-    const realBroken = await faulty.handle({ method: "GET", path: "/v1/pets/1", headers });
+    const realBroken = wire(await faulty.handle({ method: "GET", path: "/v1/pets/1", headers }));
     kit.failNext(1, { status: 500 });
     const injectedBroken = await kit.request("GET", "/v1/pets/1", { headers });
     assert.is(injectedBroken.status, 500);

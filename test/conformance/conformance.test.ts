@@ -15,7 +15,7 @@ import { conformanceCases } from "../../conformance/index.ts";
 import { CORS_ORIGIN } from "../support/conformance-origin.ts";
 import { observeResponse } from "./observe.ts";
 import type { Answer, Req, Session, StoreSetup, Target } from "./targets.ts";
-import { baseOf, closeTargets, IN_PROCESS_TARGETS, KEY, TARGETS } from "./targets.ts";
+import { baseOf, closeTargets, IN_PROCESS_TARGETS, KEY, READ_KEY, TARGETS } from "./targets.ts";
 
 /** Headers that belong to the transport, not to the contract: never compared. */
 const TRANSPORT = new Set(["date", "connection", "keep-alive", "transfer-encoding"]);
@@ -81,6 +81,7 @@ function recorded(
   return {
     basePath: base,
     key: KEY,
+    readOnlyKey: READ_KEY,
     cors: { origin: CORS_ORIGIN },
     rateLimit: setup.rateLimit,
     async reset() {
@@ -184,6 +185,7 @@ function overSocket(target: Target): SocketTarget & { close(): Promise<void> } {
   return {
     basePath: baseOf(target),
     key: KEY,
+    readOnlyKey: READ_KEY,
     cors: { origin: CORS_ORIGIN },
     async reset() {
       await session?.close();

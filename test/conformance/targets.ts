@@ -5,9 +5,13 @@
  * adapter in Express 4 and 5 (at the root, and under a mount path); the fetch handler called in
  * process, and served over a socket by Bun, Deno and workerd (runtimes.ts).
  */
+import { createHash } from "node:crypto";
 import { EventEmitter } from "node:events";
+import { mkdtempSync, writeFileSync } from "node:fs";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import http from "node:http";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { brotliDecompressSync, gunzipSync, zstdDecompressSync } from "node:zlib";
 import Hapi from "@hapi/hapi";
 import express5 from "express";
@@ -26,6 +30,10 @@ import { CORS_ORIGIN } from "../support/conformance-origin.ts";
 import { runtimeTargets } from "./runtimes.ts";
 
 export const KEY = "conformance-key";
+/** A key of every target's store holding `pets:read` only (the scope case). */
+export const READ_KEY = "conformance-read-key";
+/** Every target's keys: KEY with every scope, READ_KEY with pets:read. */
+const AUTH = { keys: [KEY, { name: "reader", key: READ_KEY, scopes: ["pets:read"] }] };
 /** Every target's store allows one origin for CORS (the runtimes' children too). */
 const CORS = { origins: [CORS_ORIGIN] };
 
@@ -105,7 +113,7 @@ function textHeaders(headers: Record<string, unknown>): Record<string, string> {
 const direct: Target = {
   name: "handle()",
   async open(setup = {}) {
-    const store = createPetStore({ auth: [KEY], cors: CORS, ...setup });
+    const store = createPetStore({ auth: AUTH, cors: CORS, ...setup });
     return {
       store,
       send: (req) =>
@@ -123,7 +131,7 @@ const direct: Target = {
 const nodeMocks: Target = {
   name: "node-http (node-mocks-http)",
   async open(setup = {}) {
-    const store = createPetStore({ auth: [KEY], cors: CORS, ...setup });
+    const store = createPetStore({ auth: AUTH, cors: CORS, ...setup });
     const listener = createNodeHandler(store);
     return {
       store,
@@ -164,7 +172,7 @@ const nodeMocks: Target = {
 const hapi: Target = {
   name: "hapi (server.inject)",
   async open(setup = {}) {
-    const store = createPetStore({ auth: [KEY], cors: CORS, ...setup });
+    const store = createPetStore({ auth: AUTH, cors: CORS, ...setup });
     const server = Hapi.server();
     await server.register({ plugin: petStorePlugin, options: { store } });
     // shot always adds Content-Length; on the wire a chunked request has none (Node refuses both).
@@ -224,6 +232,21 @@ export function overHttp(port: number, { keepAlive = true } = {}) {
   };
 }
 
+/** A keys file holding READ_KEY's digest, as the standalone server reads named, scoped keys. */
+function readOnlyKeysFile(): string {
+  const file = join(mkdtempSync(join(tmpdir(), "petstore-conformance-")), "keys.json");
+  const sha256 = createHash("sha256").update(READ_KEY).digest("hex");
+  const entry = {
+    name: "reader",
+    prefix: READ_KEY.slice(0, 13),
+    sha256,
+    scopes: ["pets:read"],
+    createdAt: new Date().toISOString(),
+  };
+  writeFileSync(file, JSON.stringify({ keys: [entry] }));
+  return file;
+}
+
 const standalone: Target = {
   name: "standalone server (socket)",
   overSocket: true,
@@ -236,6 +259,7 @@ const standalone: Target = {
         basePath: "/v1",
         logLevel: "silent",
         apiKeys: [KEY],
+        apiKeysFile: readOnlyKeysFile(),
         corsOrigins: [CORS_ORIGIN],
         ...(rateLimit === undefined ? {} : { rateLimit }),
       },
@@ -272,7 +296,7 @@ const fastify: Target = {
   name: "fastify plugin (socket)",
   overSocket: true,
   async open(setup = {}) {
-    const store = createPetStore({ auth: [KEY], cors: CORS, ...setup });
+    const store = createPetStore({ auth: AUTH, cors: CORS, ...setup });
     const app = Fastify({ frameworkErrors: petStoreFrameworkErrors(store) });
     app.get("/host", async () => ({ host: true })); // the host's own route beside the plugin
     await app.register(fastifyPlugin, { store });
@@ -299,7 +323,7 @@ function expressTarget(name: string, express: typeof express5, mount?: string): 
     basePath,
     overSocket: true,
     async open(setup = {}) {
-      const store = createPetStore({ auth: [KEY], basePath, cors: CORS, ...setup });
+      const store = createPetStore({ auth: AUTH, basePath, cors: CORS, ...setup });
       const app = express();
       if (mount) app.use(mount, createNodeHandler(store));
       else app.use(createNodeHandler(store));
@@ -348,7 +372,7 @@ export function toRequest(req: Req, origin = "http://127.0.0.1"): Request {
 const fetchDirect: Target = {
   name: "fetch handler (in process)",
   async open(setup = {}) {
-    const store = createPetStore({ auth: [KEY], cors: CORS, ...setup });
+    const store = createPetStore({ auth: AUTH, cors: CORS, ...setup });
     const handler = createFetchHandler(store);
     return {
       store,

@@ -697,7 +697,11 @@ test("REQUEST_HEADERS lists every header the core reads, on every route and refu
   // Spans recorded, under the W3C propagator: the trace context headers are read too.
   const unregister = registerContext();
   const { provider } = recordSpans();
-  const store = createPetStore({ auth: [KEY], cors: { origins: ["https://shop.example"] }, tracerProvider: provider });
+  const store = createPetStore({
+    auth: { keys: [KEY], trustProxy: true },
+    cors: { origins: ["https://shop.example"] },
+    tracerProvider: provider,
+  });
   const read = new Set<string>();
   // Headers that record each name the core looks up (a header absent here reads as undefined).
   const watched = (headers: Record<string, string>) =>
@@ -720,6 +724,7 @@ test("REQUEST_HEADERS lists every header the core reads, on every route and refu
     ["GET", "/v1/pets/999", { authorization: AUTH }],
     ["GET", "/v1/pets/x", { authorization: AUTH }],
     ["GET", "/v1/pets", {}],
+    ["GET", "/v1/pets", { authorization: "Bearer not-the-key", "x-forwarded-for": "203.0.113.9" }],
     ["PUT", "/v1/pets", { authorization: AUTH }],
     ["GET", "/v1/openapi.json", {}],
     ["OPTIONS", "/v1/pets", { origin: "https://shop.example", "access-control-request-method": "POST" }],

@@ -6,8 +6,9 @@
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
+import { tokenId } from "../../lib/auth/principal.ts";
 import type { PetStoreOptions, RateCounter, RateLease } from "../../lib/index.ts";
-import { createPetStore, memoryStorage, scopeOf } from "../../lib/index.ts";
+import { createPetStore, memoryStorage } from "../../lib/index.ts";
 import { RateLimiter } from "../../lib/rate-limit.ts";
 import { AUTH, call, errorOf, KEY } from "../support/helpers.ts";
 
@@ -297,11 +298,11 @@ test("rate limit: a lease while the storage's breaker is open answers at once, w
   assert.match(r.headers.ratelimit ?? "", /^"default";r=4;t=\d+$/, "counted by the process");
 });
 
-test("rate limit: the limiter's memory never holds a token, only digests", () => {
+test("rate limit: the limiter's memory never holds a token, only the principals' ids (digests of keys)", () => {
   const { counter } = fakeCounter();
   const limiter = new RateLimiter({ limit: 3, windowSeconds: 60 }, { counter, onCounterError: () => {} });
   const tokens = Array.from({ length: 50 }, (_, i) => `secret-token-${i}-0123456789abcdef`);
-  for (const token of tokens) limiter.admit(limiter.scopeOf(token));
+  for (const token of tokens) limiter.admit(tokenId(token)); // as the handler admits a key's principal
   const strings: string[] = [];
   const seen = new Set<unknown>();
   const walk = (value: unknown) => {
@@ -316,7 +317,7 @@ test("rate limit: the limiter's memory never holds a token, only digests", () =>
     } else for (const key of Object.getOwnPropertyNames(value)) walk((value as Record<string, unknown>)[key]);
   };
   walk(limiter);
-  assert.ok(strings.includes(scopeOf(tokens[0] as string)), "the digests are there");
+  assert.ok(strings.includes(tokenId(tokens[0] as string)), "the ids are there");
   for (const token of tokens)
     assert.not.ok(
       strings.some((text) => text.includes(token)),
@@ -324,7 +325,7 @@ test("rate limit: the limiter's memory never holds a token, only digests", () =>
     );
 });
 
-test("rate limit: the scope is the key's digest, and the observer hears each refusal (the first of a window marked)", async () => {
+test("rate limit: the scope is the principal's id (never the key), and the observer hears each refusal (the first of a window marked)", async () => {
   const heard: unknown[] = [];
   const store = limited(
     { limit: 1, windowSeconds: 60 },
@@ -334,8 +335,8 @@ test("rate limit: the scope is the key's digest, and the observer hears each ref
   await list(store);
   await list(store);
   assert.equal(heard, [
-    { kind: "rateLimited", scope: scopeOf(KEY), first: true, limit: 1, windowSeconds: 60 },
-    { kind: "rateLimited", scope: scopeOf(KEY), first: false, limit: 1, windowSeconds: 60 },
+    { kind: "rateLimited", scope: tokenId(KEY), first: true, limit: 1, windowSeconds: 60 },
+    { kind: "rateLimited", scope: tokenId(KEY), first: false, limit: 1, windowSeconds: 60 },
   ]);
 });
 
@@ -357,8 +358,8 @@ test("rate limit: onLimited hears each refusal without an observer; what it thro
   assert.is((await list(store)).status, 429);
   assert.is((await list(store)).status, 429);
   assert.equal(heard, [
-    { kind: "rateLimited", scope: scopeOf(KEY), first: true, limit: 1, windowSeconds: 60 },
-    { kind: "rateLimited", scope: scopeOf(KEY), first: false, limit: 1, windowSeconds: 60 },
+    { kind: "rateLimited", scope: tokenId(KEY), first: true, limit: 1, windowSeconds: 60 },
+    { kind: "rateLimited", scope: tokenId(KEY), first: false, limit: 1, windowSeconds: 60 },
   ]);
   assert.equal(
     errors.map((e) => (e as Error).message),

@@ -8,6 +8,7 @@
 import { createHash } from "node:crypto";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
+import { tokenId } from "../../lib/auth/principal.ts";
 import type { Pet, PetStoreRules, RuleContext } from "../../lib/index.ts";
 import { buildOpenApi, createPetStore, isPetStoreError, PetStoreError, RuleViolation } from "../../lib/index.ts";
 import { AUTH, call, errorOf, json, KEY, makeStore } from "../support/helpers.ts";
@@ -199,7 +200,7 @@ test("beforeCreate: sees the validated NewPet with status defaulted, as a frozen
   assert.equal(Object.keys(seen[0] as object), ["name", "categoryId", "status"]);
 });
 
-test("context: the request id of the answer and the caller's scope (SHA-256 of the token, base64url), never the token", async () => {
+test("context: the request id of the answer, the caller's scope (SHA-256 of the token, base64url) and its principal, never the token", async () => {
   const contexts: RuleContext[] = [];
   const rules: PetStoreRules = {
     beforeCreate: (_pet, context) => {
@@ -213,9 +214,10 @@ test("context: the request id of the answer and the caller's scope (SHA-256 of t
   const answer = await post(store, { name: "Rex", categoryId: 1 }, { "x-request-id": "order-42" });
   assert.is(answer.status, 201);
   const scope = createHash("sha256").update(KEY).digest("base64url");
+  const principal = { id: tokenId(KEY), scopes: ["pets:read", "pets:write"] };
   assert.equal(contexts, [
-    { requestId: "order-42", scope },
-    { requestId: "order-42", scope },
+    { requestId: "order-42", scope, principal },
+    { requestId: "order-42", scope, principal },
   ]);
   assert.not.ok(JSON.stringify(contexts).includes(KEY), "the token is nowhere in the context");
 

@@ -62,14 +62,33 @@ test("openapi: a CORS preflight needs no key and answers 204 (the origin allowed
   }
 });
 
-test("openapi: every operation requires the bearer security scheme", () => {
+const SCOPE: Record<string, string> = { listPets: "pets:read", getPet: "pets:read", createPet: "pets:write" };
+
+test("openapi: every operation requires the bearer security scheme with its scope (pets:read, pets:write)", () => {
   assert.equal(doc.components.securitySchemes.bearerAuth, {
     type: "http",
     scheme: "bearer",
     description: doc.components.securitySchemes.bearerAuth.description,
   });
-  for (const [name, op] of Object.entries(ops)) assert.equal(op.security, [{ bearerAuth: [] }], name);
+  for (const [name, op] of Object.entries(ops)) assert.equal(op.security, [{ bearerAuth: [SCOPE[name]] }], name);
   assert.equal(doc.security, [{ bearerAuth: [] }]);
+  assert.equal(Object.keys(doc.components.securitySchemes), ["bearerAuth"], "no token scheme without jwt()");
+});
+
+test("openapi: with jwt() the served document adds an openIdConnect scheme (the issuer's discovery) to each operation's requirement", async () => {
+  const { createPetStore, jwt } = await import("../../lib/index.ts");
+  const store = createPetStore({
+    auth: { keys: ["k"], verify: jwt({ issuer: "https://id.example/", audience: "api" }) },
+  });
+  const res = await store.handle({ method: "GET", path: "/v1/openapi.json", headers: {} });
+  const served = JSON.parse(res.body);
+  assert.equal(served.components.securitySchemes.openId.type, "openIdConnect");
+  assert.is(
+    served.components.securitySchemes.openId.openIdConnectUrl,
+    "https://id.example/.well-known/openid-configuration",
+  );
+  assert.equal(served.paths["/pets"].post.security, [{ bearerAuth: ["pets:write"] }, { openId: ["pets:write"] }]);
+  assert.equal(served.paths["/pets"].get.security, [{ bearerAuth: ["pets:read"] }, { openId: ["pets:read"] }]);
 });
 
 test("openapi: servers are production and staging, with the base URL (base path included) as a server variable", () => {
@@ -88,14 +107,15 @@ test("openapi: servers are production and staging, with the base URL (base path 
 });
 
 const expectedStatuses: Record<string, string[]> = {
-  listPets: ["200", "304", "400", "401", "429", "500", "503"],
-  createPet: ["201", "400", "401", "409", "413", "415", "422", "429", "500", "503"],
-  getPet: ["200", "304", "400", "401", "404", "429", "500", "503"],
+  listPets: ["200", "304", "400", "401", "403", "429", "500", "503"],
+  createPet: ["201", "400", "401", "403", "409", "413", "415", "422", "429", "500", "503"],
+  getPet: ["200", "304", "400", "401", "403", "404", "429", "500", "503"],
 };
 const expectedCodes: Record<string, Record<string, ErrorCode[]>> = {
   listPets: {
     "400": ["invalid_request", "invalid_query"],
     "401": ["unauthorized"],
+    "403": ["insufficient_scope"],
     "429": ["rate_limited"],
     "500": ["internal_error"],
     "503": ["storage_unavailable"],
@@ -103,6 +123,7 @@ const expectedCodes: Record<string, Record<string, ErrorCode[]>> = {
   createPet: {
     "400": ["invalid_request", "invalid_body", "malformed_json", "invalid_idempotency_key"],
     "401": ["unauthorized"],
+    "403": ["insufficient_scope"],
     "409": ["idempotency_key_in_use"],
     "413": ["payload_too_large"],
     "415": ["unsupported_media_type"],
@@ -114,6 +135,7 @@ const expectedCodes: Record<string, Record<string, ErrorCode[]>> = {
   getPet: {
     "400": ["invalid_request", "invalid_pet_id"],
     "401": ["unauthorized"],
+    "403": ["insufficient_scope"],
     "404": ["pet_not_found"],
     "429": ["rate_limited"],
     "500": ["internal_error"],

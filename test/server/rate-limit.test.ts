@@ -1,7 +1,7 @@
 /**
  * The standalone server's rate limits (PETSTORE_RATE_LIMIT / --rate-limit, contract 1.3): the
  * setting and its errors, the start-up line, 429 past the limit with the headers, another key and
- * the server's own routes unaffected, one warning per caller and window naming the scope digest
+ * the server's own routes unaffected, one warning per caller and window naming its principal
  * (never the key), `petstore_rate_limited_total`, and two workers on one SQLite file counting as one.
  */
 import { spawnSync } from "node:child_process";
@@ -10,6 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
+import { tokenId } from "../../lib/auth/principal.ts";
 import { scopeOf } from "../../lib/index.ts";
 import { loadConfig } from "../../server/index.ts";
 import { type Child, jsonLines, spawnServer, startedUrl } from "../support/server-child.ts";
@@ -58,7 +59,7 @@ test("config: PETSTORE_RATE_LIMIT (or --rate-limit) is <limit>/<seconds>; off by
   assert.throws(() => load({}, ["--rate-limit", "x"]), /^--rate-limit must be <limit>\/<seconds>/);
 });
 
-test("server: past its limit a key gets 429 rate_limited with the headers; another key and /healthz are not affected; one warning per caller and window, with the scope digest and never the key", async () => {
+test("server: past its limit a key gets 429 rate_limited with the headers; another key and /healthz are not affected; one warning per caller and window, naming its principal and never the key", async () => {
   const child = start({ PETSTORE_RATE_LIMIT: "3/3600", PETSTORE_METRICS_PORT: "0" });
   const url = (await startedUrl(child)).href.replace(/\/$/, "");
   const line = await child.line(/listening on/);
@@ -92,11 +93,11 @@ test("server: past its limit a key gets 429 rate_limited with the headers; anoth
   assert.equal(
     {
       level: warnings[0]?.level,
-      scope: warnings[0]?.scope,
+      principal: warnings[0]?.principal,
       limit: warnings[0]?.limit,
       windowSeconds: warnings[0]?.windowSeconds,
     },
-    { level: 40, scope: scopeOf(KEY), limit: 3, windowSeconds: 3600 },
+    { level: 40, principal: tokenId(KEY), limit: 3, windowSeconds: 3600 },
   );
   assert.not.ok(child.stdout().includes(KEY), "the key is never logged");
   const refusedLines = jsonLines(child.stdout()).filter((l) => l.msg === "request" && l.status === 429);

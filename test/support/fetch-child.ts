@@ -8,12 +8,13 @@
  *   exit               closes the store and exits
  * Environment: PETSTORE_STORAGE (a storage spec as openStorage takes, default memory, where
  * "{ns}" stands for the namespace of each store: CHILD_NAMESPACE, "_" and the reset's number,
- * e.g. "redis://127.0.0.1:6379?namespace={ns}"), PETSTORE_KEY (the one API key).
+ * e.g. "redis://127.0.0.1:6379?namespace={ns}"), PETSTORE_KEY (the one API key), and
+ * PETSTORE_JWT_ISSUER with PETSTORE_JWT_AUDIENCE (access tokens of that issuer, besides the key).
  */
 import { createInterface } from "node:readline";
 import { createFetchHandler } from "../../adapters/fetch.ts";
 import type { PetStore } from "../../lib/index.ts";
-import { createPetStore, openStorage } from "../../lib/index.ts";
+import { createPetStore, jwt, openStorage } from "../../lib/index.ts";
 import { CORS_ORIGIN } from "./conformance-origin.ts";
 
 declare const Bun:
@@ -33,6 +34,8 @@ declare const Deno:
     }
   | undefined;
 
+/** The conformance suite's read-only key (pets:read only). */
+const READER = { name: "reader", key: "conformance-read-key", scopes: ["pets:read"] };
 const spec = process.env.PETSTORE_STORAGE ?? "memory";
 const key = process.env.PETSTORE_KEY ?? "conformance-key";
 const namespace = process.env.CHILD_NAMESPACE ?? `c${process.pid}`;
@@ -40,11 +43,22 @@ let generation = 0;
 let store: PetStore | undefined;
 let handler: (request: Request) => Promise<Response> = () => Promise.resolve(new Response("starting", { status: 503 }));
 
+/** The verifiers of access tokens the environment asks for (none without PETSTORE_JWT_ISSUER). */
+function tokens() {
+  const issuer = process.env.PETSTORE_JWT_ISSUER;
+  const audience = process.env.PETSTORE_JWT_AUDIENCE;
+  return issuer === undefined || audience === undefined ? [] : [jwt({ issuer, audience })];
+}
+
 async function reset(): Promise<void> {
   const old = store;
   generation++;
   const storage = await openStorage(spec.replaceAll("{ns}", `${namespace}_${generation}`));
-  store = createPetStore({ auth: [key], storage, cors: { origins: [CORS_ORIGIN] } });
+  store = createPetStore({
+    auth: { keys: [key, READER], verify: tokens() },
+    storage,
+    cors: { origins: [CORS_ORIGIN] },
+  });
   handler = createFetchHandler(store);
   await old?.close();
 }

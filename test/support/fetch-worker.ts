@@ -11,7 +11,9 @@ import { createPetStore } from "../../lib/index.ts";
 import { CORS_ORIGIN } from "./conformance-origin.ts";
 
 const KEY = "conformance-key";
-let store: PetStore = createPetStore({ auth: [KEY], cors: { origins: [CORS_ORIGIN] } });
+/** The keys: KEY with every scope, the conformance suite's read-only key with pets:read. */
+const AUTH = { keys: [KEY, { name: "reader", key: "conformance-read-key", scopes: ["pets:read"] }] };
+let store: PetStore = createPetStore({ auth: AUTH, cors: { origins: [CORS_ORIGIN] } });
 let handler = createFetchHandler(store);
 
 export default {
@@ -19,7 +21,7 @@ export default {
   async scheduled(event: { cron: string }) {
     if (event.cron === "reset") {
       const old = store;
-      store = createPetStore({ auth: [KEY], cors: { origins: [CORS_ORIGIN] } });
+      store = createPetStore({ auth: AUTH, cors: { origins: [CORS_ORIGIN] } });
       handler = createFetchHandler(store);
       await old.close();
     } else if (event.cron.startsWith("seed ")) await store.createPet(JSON.parse(event.cron.slice(5)));

@@ -7,6 +7,7 @@
 import { context, ROOT_CONTEXT, SpanKind, trace } from "@opentelemetry/api";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
+import { tokenId } from "../../lib/auth/principal.ts";
 import type { PetStorage, PetStoreOptions } from "../../lib/index.ts";
 import { createPetStore, memoryStorage } from "../../lib/index.ts";
 import { AUTH, call, KEY } from "../support/helpers.ts";
@@ -27,7 +28,7 @@ const traced = (options: Partial<PetStoreOptions> = {}) =>
 const NAME = "Secret Rex the Third";
 const IDEMPOTENCY = "idem-key-that-must-not-leak-0001";
 
-test("a page: one SERVER span `GET /v1/pets` with the HTTP attributes, its storage call a child", async () => {
+test("a page: one SERVER span `GET /v1/pets` with the HTTP attributes and the caller (enduser.id), its storage call a child", async () => {
   const store = traced();
   const response = await call(store, "GET", "/v1/pets", { query: "limit=5&status=available" });
   assert.is(response.status, 200);
@@ -50,6 +51,7 @@ test("a page: one SERVER span `GET /v1/pets` with the HTTP attributes, its stora
         "http.response.status_code": 200,
         "url.path": "/v1/pets",
         "url.scheme": "http",
+        "enduser.id": tokenId(KEY),
       },
       error: false,
       exception: undefined,

@@ -162,7 +162,11 @@ if (serviceAvailable("redis", "Redis creates at a guessed id")) {
       await watch.since(storage);
       assert.is((await storage.create(pet("c"))).id, 5);
       // The next id is taken by a script that checks the sequence holds an integer (NEXT_ID), then the write.
-      assert.equal(await watch.since(storage), ["EVALSHA", "EVALSHA", "EVALSHA"], "missed, then the next id and the write");
+      assert.equal(
+        await watch.since(storage),
+        ["EVALSHA", "EVALSHA", "EVALSHA"],
+        "missed, then the next id and the write",
+      );
       assert.equal(
         (await storage.list({ after: 0, limit: 10 })).map((p) => p.name),
         ["a", "b", "b2", "other", "c"],

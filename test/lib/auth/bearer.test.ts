@@ -1,7 +1,7 @@
 /** readBearer's scheme check by character codes reads every header as the lower-cased slice it replaces did. */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { type Credentials, readBearer } from "../../lib/auth.ts";
+import { type Credentials, readBearer } from "../../../lib/auth/bearer.ts";
 
 /** readBearer as it was written with `slice(0, 6).toLowerCase()`: the reference. */
 function readBearerBySlice(header: string): Credentials {
