@@ -54,8 +54,11 @@ export function serverRoute(path: string): ServerRoute | undefined {
     case "/healthz":
       return () => json(200, { status: "ok" });
     case "/readyz":
-      return async ({ store, draining }) =>
-        !draining && (await store.ready()) ? json(200, { status: "ready" }) : json(503, { status: "unavailable" });
+      return async ({ store, draining }) => {
+        if (draining) return json(503, { status: "unavailable", reason: "the server is stopping" });
+        const { ready, reason } = await store.readiness();
+        return ready ? json(200, { status: "ready" }) : json(503, { status: "unavailable", reason });
+      };
     default:
       return docsRoute(path); // GET /docs: the API reference page, and its assets under /docs/
   }

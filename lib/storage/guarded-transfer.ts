@@ -41,14 +41,19 @@ export function guardTransfer(storage: PetStorage, timeoutMs = TRANSFER_TIMEOUT_
   }
   const guard = guardStorage({ timeoutMs, backend: storage.kind });
   const call = async <T>(run: () => Promise<T>): Promise<T> => guard("transfer", run);
-  return {
-    list: (page) => call(async () => storage.list(page)),
-    transfer: {
-      nextId: () => call(() => transfer.nextId()),
-      keys: (now) => guardSteps(guard, transfer.keys(now)),
-      putPets: (pets) => call(() => transfer.putPets(pets)),
-      advanceIds: (next) => call(() => transfer.advanceIds(next)),
-      putKeys: (records, now) => call(() => transfer.putKeys(records, now)),
-    },
+  const { importMark, setImportMark, undoImport } = transfer;
+  const guarded: StorageTransfer = {
+    nextId: () => call(() => transfer.nextId()),
+    keys: (now) => guardSteps(guard, transfer.keys(now)),
+    putPets: (pets) => call(() => transfer.putPets(pets)),
+    advanceIds: (next) => call(() => transfer.advanceIds(next)),
+    putKeys: (records, now) => call(() => transfer.putKeys(records, now)),
   };
+  // An unfinished import's mark, where the storage keeps one.
+  if (importMark !== undefined && setImportMark !== undefined && undoImport !== undefined) {
+    guarded.importMark = () => call(() => importMark.call(transfer));
+    guarded.setImportMark = (mark) => call(() => setImportMark.call(transfer, mark));
+    guarded.undoImport = (mark) => call(() => undoImport.call(transfer, mark));
+  }
+  return { list: (page) => call(async () => storage.list(page)), transfer: guarded };
 }

@@ -3,7 +3,8 @@
  * an import's mark is on the storage, creates are refused (`503 storage_unavailable`) and readiness
  * says why, reads are served. The mark is read at most once per `MARK_READ_EVERY_MS`, so a create
  * waits on that read only then; an import waits `MARK_SEEN_MS` after marking before its first
- * write, by when every store on the backend has read the mark again.
+ * write, by when every store on the backend has read the mark again (unless its backend is slower
+ * than that to answer: a store answers from the last mark while it reads the next).
  */
 import type { Awaitable } from "../awaitable.ts";
 import { isPromise } from "../awaitable.ts";
@@ -60,8 +61,11 @@ export function watchImports(storage: PetStorage, guard: GuardedCall): ImportWat
           throw error;
         },
       );
+      reading.catch(() => {}); // a read no create waits on fails unheard: the next one asks again
     }
-    return reading;
+    // Only the first read is waited on: afterwards the last mark answers while the next is under
+    // way, so a backend that hangs holds no create on this read (the create's own call decides).
+    return readAt === Number.NEGATIVE_INFINITY ? reading : mark;
   };
   const refuse = (found: ImportMark | undefined) => {
     if (found !== undefined) throw unfinishedImport(found);

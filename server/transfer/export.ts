@@ -6,6 +6,7 @@
  */
 import { createHash } from "node:crypto";
 import type { Pet } from "../../lib/schemas.ts";
+import type { InvalidRecordError } from "../../lib/storage/failures.ts";
 import { type GuardedTransfer, guardTransfer } from "../../lib/storage/guarded-transfer.ts";
 import type { KeyRecord, PetStorage, StorageTransfer } from "../../lib/storage/port.ts";
 import { keyName } from "../../lib/storage/transfer-checks.ts";
@@ -20,6 +21,12 @@ export interface ExportOptions {
   onProgress?(done: number, total: number): void;
   /** Stops the export between two batches (its iteration then rejects with the signal's reason). */
   signal?: AbortSignal;
+  /**
+   * Leaves out each pet whose record cannot be decoded, telling it here (`petstore export
+   * --skip-invalid`); without it, the export fails at the first, naming its key. Its key records
+   * are left out with it.
+   */
+  onInvalid?(error: InvalidRecordError): void;
 }
 
 /**
@@ -30,11 +37,18 @@ export function transferOf(storage: PetStorage): GuardedTransfer {
   return guardTransfer(storage);
 }
 
-/** Every pet with an id below `below`, ascending, a page at a time. */
-export async function* walkPets(store: GuardedTransfer, below = Number.POSITIVE_INFINITY): AsyncGenerator<Pet[]> {
+/**
+ * Every pet with an id below `below`, ascending, a page at a time; a record that cannot be decoded
+ * fails the walk naming its key, or with `onInvalid` is left out and told.
+ */
+export async function* walkPets(
+  store: GuardedTransfer,
+  below = Number.POSITIVE_INFINITY,
+  onInvalid?: (error: InvalidRecordError) => void,
+): AsyncGenerator<Pet[]> {
   let after = 0;
   for (;;) {
-    const page = await store.list({ after, limit: PET_PAGE });
+    const page = await store.list({ after, limit: PET_PAGE, onInvalid });
     const kept = page.filter((pet) => pet.id < below);
     if (kept.length > 0) yield kept;
     const last = page[page.length - 1];
@@ -67,11 +81,21 @@ export async function* exportLines(
   const guarded = transferOf(storage);
   const { transfer } = guarded;
   const { onProgress, signal } = options;
+  // Told once per bad record: the second walk meets the first's again.
+  const told = new Set<string>();
+  const onInvalid =
+    options.onInvalid === undefined
+      ? undefined
+      : (error: InvalidRecordError) => {
+          if (told.has(error.key)) return;
+          told.add(error.key);
+          options.onInvalid?.(error);
+        };
   const startedAt = new Date();
   const nextId = await transfer.nextId();
   // The first walk decides what the export holds: the pets there now below the sequence's start.
   const ids = new IdList();
-  for await (const page of walkPets(guarded, nextId)) {
+  for await (const page of walkPets(guarded, nextId, onInvalid)) {
     signal?.throwIfAborted();
     for (const pet of page) ids.push(pet.id);
   }
@@ -95,7 +119,7 @@ export async function* exportLines(
   yield emit(header);
   // The second walk writes them: pets are never changed or removed, so each is found again.
   let written = 0;
-  for await (const page of walkPets(guarded, nextId)) {
+  for await (const page of walkPets(guarded, nextId, onInvalid)) {
     signal?.throwIfAborted();
     for (const pet of page) {
       if (!ids.has(pet.id)) continue; // created after the start

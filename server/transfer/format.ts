@@ -6,6 +6,7 @@
 import { isIdempotencyKey } from "../../lib/idempotency.ts";
 import { isPet, MAX_ID, type Pet } from "../../lib/schemas.ts";
 import type { KeyRecord } from "../../lib/storage/port.ts";
+import { printable } from "./printable.ts";
 
 export const EXPORT_FORMAT = "petstore-export";
 export const EXPORT_VERSION = 1;
@@ -53,7 +54,7 @@ const hasMembers = (value: object, names: string[]) => {
   return own.length === names.length && names.every((name) => own.includes(name));
 };
 /** What a line holds, for messages: a short quote of its start. */
-const quoteOf = (text: string) => JSON.stringify(text.length > 40 ? `${text.slice(0, 40)}…` : text);
+const quoteOf = (text: string) => printable(JSON.stringify(text.length > 40 ? `${text.slice(0, 40)}…` : text));
 
 /** The header of line 1, or why it is not one. */
 export function readHeader(value: unknown): ExportHeader {
@@ -73,7 +74,9 @@ export function readHeader(value: unknown): ExportHeader {
   if (typeof exportedAt !== "string" || Number.isNaN(Date.parse(exportedAt))) {
     throw new ImportError("the header's exportedAt is not an ISO time");
   }
-  if (!isCount(nextId) || nextId < 1 || nextId > MAX_ID + 1) throw new ImportError("the header's nextId is not an id");
+  // Up to 2^53, one past the largest id: a store holding pet 2^53-1 exports it as its next id.
+  if (typeof nextId !== "number" || !Number.isInteger(nextId) || nextId < 1 || nextId > MAX_ID + 1)
+    throw new ImportError("the header's nextId is not an id");
   if (!isCount(pets) || !isCount(keys)) throw new ImportError("the header's pets and keys must be counts");
   return value as ExportHeader;
 }

@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import type { Pet, PetStore } from "../../../lib/index.ts";
-import { createPetStore } from "../../../lib/index.ts";
+import { createPetStore, isPetStoreError } from "../../../lib/index.ts";
 import { sqliteStorage } from "../../../lib/storage/sqlite/index.ts";
 import { call as fetchCall, mixedLoad, KEY as SERVER_KEY, sleep, tally, unreadable } from "../../faults/support.ts";
 import { call, errorOf, KEY } from "../../support/helpers.ts";
@@ -33,8 +33,11 @@ async function open(path = join(dir, `${++made}.db`)) {
   const store = createPetStore({ auth: [KEY], storage: await sqliteStorage({ path }), onError: (e) => errors.push(e) });
   stores.push(store);
   /** The reports of the file's problems (other reports, such as the breaker's, left out). */
+  // Each reported as the outage it is: a storage_unavailable PetStoreError with the file's problem as cause.
   const fileReports = () =>
-    errors.filter((e) => e instanceof Error && e.message.startsWith("sqlite storage: the database file"));
+    errors
+      .map((e) => (isPetStoreError(e, "storage_unavailable") ? e.cause : e))
+      .filter((e) => e instanceof Error && e.message.startsWith("sqlite storage: the database file"));
   return { path, store, fileReports };
 }
 
