@@ -167,9 +167,9 @@ function seedList(pets: TestKitOptions["pets"]): readonly NewPetInput[] {
  * The importer of export files, loaded only when a kit is seeded from one: a Node-only module
  * (files, hashes) that a browser bundle of the kit must not include, hence no literal specifier.
  */
-async function loadImporter(): Promise<typeof import("../server/transfer/import.ts")> {
+async function loadImporter(): Promise<typeof import("../transfer/import.ts")> {
   const own = import.meta.url;
-  const url = new URL(`../server/transfer/import${own.slice(own.lastIndexOf("."))}`, own);
+  const url = new URL(`../transfer/import${own.slice(own.lastIndexOf("."))}`, own);
   return import(/* webpackIgnore: true */ /* @vite-ignore */ url.href);
 }
 

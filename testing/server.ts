@@ -5,7 +5,6 @@
  */
 import { createServer } from "node:http";
 import { answerClientError } from "../adapters/node-http.ts";
-import { listen } from "../server/listen.ts";
 import type { TestKit, TestKitOptions } from "./kit.ts";
 import { openKit } from "./kit.ts";
 import { createKitListener } from "./listener.ts";
@@ -29,13 +28,17 @@ export async function startTestServer(options: TestKitOptions = {}): Promise<Tes
   const server = createServer(createKitListener(kit));
   server.on("connection", (socket) => socket.unref());
   server.on("clientError", answerClientError); // what the parser refuses gets the Error body too
-  let origin: string;
+  let port: number;
   try {
-    ({ origin } = await listen(server, 0, "127.0.0.1"));
+    port = await new Promise<number>((resolve, reject) => {
+      server.once("error", reject);
+      server.listen(0, "127.0.0.1", () => resolve((server.address() as { port: number }).port));
+    });
   } catch (error) {
     await store.close();
     throw error;
   }
+  const origin = `http://127.0.0.1:${port}`;
   server.unref();
   let closing: Promise<void> | undefined;
   return {

@@ -12,15 +12,20 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { isPetStoreError } from "../../lib/errors.ts";
+import { printable } from "../../lib/printable.ts";
 import { type InvalidRecordError, invalidRecordOf } from "../../lib/storage/failures.ts";
 import { openStorage, StorageConfigError } from "../../lib/storage/open.ts";
 import type { PetStorage } from "../../lib/storage/port.ts";
-import { exportLines } from "./export.ts";
-import { ImportError } from "./format.ts";
-import { abandonImport, type ImportResult, importFile } from "./import.ts";
-import { printable } from "./printable.ts";
+import {
+  abandonImport,
+  exportLines,
+  ImportError,
+  type ImportResult,
+  importFile,
+  VerifyError,
+  verifyStores,
+} from "../../transfer/index.ts";
 import { showProgress } from "./progress.ts";
-import { VerifyError, verifyStores } from "./verify.ts";
 
 export const TRANSFER_COMMANDS = ["export", "import", "migrate"] as const;
 export type TransferCommand = (typeof TRANSFER_COMMANDS)[number];

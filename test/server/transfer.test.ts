@@ -14,9 +14,9 @@ import { memoryStorage } from "../../lib/index.ts";
 import type { PetStorage } from "../../lib/storage/port.ts";
 import { sqliteStorage } from "../../lib/storage/sqlite/index.ts";
 import { type ExportRecord, exportStore, ImportError, importFile, importStore } from "../../server/index.ts";
-import { lineOf } from "../../server/transfer/format.ts";
 import { formatDuration, progressLine, showProgress } from "../../server/transfer/progress.ts";
 import { createTestStore } from "../../testing/index.ts";
+import { lineOf } from "../../transfer/format.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "petstore-transfer-"));
 test.after(() => rmSync(dir, { recursive: true, force: true }));

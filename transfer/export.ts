@@ -5,11 +5,11 @@
  * records of those pets.
  */
 import { createHash } from "node:crypto";
-import type { Pet } from "../../lib/schemas.ts";
-import type { InvalidRecordError } from "../../lib/storage/failures.ts";
-import { type GuardedTransfer, guardTransfer } from "../../lib/storage/guarded-transfer.ts";
-import type { KeyRecord, PetStorage, StorageTransfer } from "../../lib/storage/port.ts";
-import { keyName } from "../../lib/storage/transfer-checks.ts";
+import type { Pet } from "../lib/schemas.ts";
+import type { InvalidRecordError } from "../lib/storage/failures.ts";
+import { type GuardedTransfer, guardTransfer } from "../lib/storage/guarded-transfer.ts";
+import type { KeyRecord, PetStorage, StorageTransfer } from "../lib/storage/port.ts";
+import { keyName } from "../lib/storage/transfer-checks.ts";
 import { EXPORT_FORMAT, EXPORT_VERSION, type ExportHeader, type ExportRecord, lineOf } from "./format.ts";
 import { IdList } from "./id-list.ts";
 

@@ -2,9 +2,9 @@
  * `migrate --verify`: two stores compared as their clients see them, page by page (all pets, then
  * each status, 100 a page as the API's largest), and their live key records.
  */
-import { MAX_LIMIT, PET_STATUSES, type Pet, type PetStatus } from "../../lib/schemas.ts";
-import type { GuardedTransfer } from "../../lib/storage/guarded-transfer.ts";
-import type { KeyRecord, PetStorage } from "../../lib/storage/port.ts";
+import { MAX_LIMIT, PET_STATUSES, type Pet, type PetStatus } from "../lib/schemas.ts";
+import type { GuardedTransfer } from "../lib/storage/guarded-transfer.ts";
+import type { KeyRecord, PetStorage } from "../lib/storage/port.ts";
 import { transferOf } from "./export.ts";
 
 /** The stores differ: what and where. */

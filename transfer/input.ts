@@ -14,8 +14,8 @@ import { Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Readable } from "node:stream";
+import { printable } from "../lib/printable.ts";
 import { ImportError } from "./format.ts";
-import { printable } from "./printable.ts";
 
 /** The longest line taken: an export's lines are a few hundred bytes. */
 export const MAX_LINE_BYTES = 64 * 1024;

@@ -3,10 +3,10 @@
  * ascending id, one line per live key record, and an end line with the SHA-256 of every byte
  * before it. Here: the records' types, the line of each, and the checks of a line read back.
  */
-import { isIdempotencyKey } from "../../lib/idempotency.ts";
-import { isPet, MAX_ID, type Pet } from "../../lib/schemas.ts";
-import type { KeyRecord } from "../../lib/storage/port.ts";
-import { printable } from "./printable.ts";
+import { isIdempotencyKey } from "../lib/idempotency.ts";
+import { printable } from "../lib/printable.ts";
+import { isPet, MAX_ID, type Pet } from "../lib/schemas.ts";
+import type { KeyRecord } from "../lib/storage/port.ts";
 
 export const EXPORT_FORMAT = "petstore-export";
 export const EXPORT_VERSION = 1;

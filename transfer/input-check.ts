@@ -4,9 +4,9 @@
  * counts and digest. A failure is an ImportError naming the line.
  */
 import { createHash, type Hash } from "node:crypto";
-import type { Pet } from "../../lib/schemas.ts";
-import type { KeyRecord } from "../../lib/storage/port.ts";
-import { keyName } from "../../lib/storage/transfer-checks.ts";
+import type { Pet } from "../lib/schemas.ts";
+import type { KeyRecord } from "../lib/storage/port.ts";
+import { keyName } from "../lib/storage/transfer-checks.ts";
 import { type ExportHeader, ImportError, readHeader, readRecord } from "./format.ts";
 import { IdList } from "./id-list.ts";
 

@@ -7,16 +7,17 @@
  * records already there are skipped, so the same import run again finishes one that was stopped;
  * `abandonImport` undoes one by its mark.
  */
-import type { Pet } from "../../lib/schemas.ts";
-import type { GuardedTransfer } from "../../lib/storage/guarded-transfer.ts";
-import { MARK_SEEN_MS } from "../../lib/storage/import-watch.ts";
-import type { ImportMark, KeyRecord, PetStorage } from "../../lib/storage/port.ts";
-import { keyName, sameKeyRecord, samePet } from "../../lib/storage/transfer-checks.ts";
+
+import { printable } from "../lib/printable.ts";
+import type { Pet } from "../lib/schemas.ts";
+import type { GuardedTransfer } from "../lib/storage/guarded-transfer.ts";
+import { MARK_SEEN_MS } from "../lib/storage/import-watch.ts";
+import type { ImportMark, KeyRecord, PetStorage } from "../lib/storage/port.ts";
+import { keyName, sameKeyRecord, samePet } from "../lib/storage/transfer-checks.ts";
 import { PET_PAGE, transferOf, walkPets } from "./export.ts";
 import { type ExportHeader, type ExportRecord, ImportError } from "./format.ts";
 import { digestOf, readSource } from "./input.ts";
 import { InputCheck } from "./input-check.ts";
-import { printable } from "./printable.ts";
 
 /** Key records written per call. */
 const KEY_BATCH = 500;
