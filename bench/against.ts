@@ -8,7 +8,7 @@
  * in the pair. Printed per row: both ratios and the ratio of ratios, each as median and range.
  */
 import { execFileSync, execSync } from "node:child_process";
-import { existsSync, readFileSync, symlinkSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { median, spread } from "./measure.ts";
@@ -41,6 +41,21 @@ export const AGAINST_ROWS = ["H1", "H3", "P1", "P2", "P3"];
 const git = (args: string[], cwd = process.cwd()) => execFileSync("git", args, { cwd, encoding: "utf8" }).trim();
 
 /**
+ * `root`'s node_modules made of links to `from`'s packages, but for the workspace's own packages
+ * (petstore-lib, petstore-server), which are the worktree's.
+ */
+function shareModules(from: string, root: string): void {
+  const own = new Map([
+    ["petstore-lib", ".."],
+    ["petstore-server", "../server"],
+  ]);
+  mkdirSync(join(root, "node_modules"));
+  for (const name of readdirSync(join(from, "node_modules"))) {
+    symlinkSync(own.get(name) ?? join(from, "node_modules", name), join(root, "node_modules", name));
+  }
+}
+
+/**
  * A worktree of `commit` with its dist/ built, in the system's temporary folder (one per commit,
  * reused while it is there): its path and full hash.
  */
@@ -53,14 +68,17 @@ export function prepareWorktree(commit: string): { root: string; sha: string } {
   }
   if (!existsSync(join(root, "node_modules"))) {
     const lock = (dir: string) => readFileSync(join(dir, "package-lock.json"), "utf8");
-    if (lock(root) === lock(process.cwd()))
-      symlinkSync(join(process.cwd(), "node_modules"), join(root, "node_modules"));
+    if (lock(root) === lock(process.cwd())) shareModules(process.cwd(), root);
     else {
       process.stderr.write("bench --against: its package-lock.json differs: npm ci there (a few minutes)\n");
       execSync("npm ci --no-audit --no-fund", { cwd: root, stdio: "inherit" });
     }
   }
   execSync("npx tsc -p tsconfig.build.json", { cwd: root, stdio: "inherit" });
+  // From 1.4 on, petstore-server builds apart (server/dist).
+  if (existsSync(join(root, "server", "tsconfig.build.json"))) {
+    execSync("npx tsc -p server/tsconfig.build.json", { cwd: root, stdio: "inherit" });
+  }
   return { root, sha };
 }
 

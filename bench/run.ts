@@ -293,7 +293,7 @@ function machine() {
 }
 
 // The servers under test run from compiled dist/, as `npm start` does: build it first.
-execSync("npx tsc -p tsconfig.build.json", { stdio: "inherit" });
+execSync("npx tsc -p tsconfig.build.json && npx tsc -p server/tsconfig.build.json", { stdio: "inherit" });
 
 if (AGAINST !== undefined) {
   const wanted = only.length > 0 ? only : AGAINST_ROWS;

@@ -1,7 +1,7 @@
 /**
  * W1: the standalone server with PETSTORE_WORKERS=2 against PETSTORE_WORKERS=1, both on the same
  * SQLite file of 10,000 pets, `GET /v1/pets?limit=20` loaded by autocannon from this process:
- * rounds A, B, A, B, … as in http.ts. Each server is the real program (`dist/server/cli.js`,
+ * rounds A, B, A, B, … as in http.ts. Each server is the real program (`server/dist/cli.js`,
  * its request log on, discarded). The row prints the machine's cores: on fewer than 4 the load
  * generator shares them with the workers, so the row is information only there; on 4 or more
  * the target is ≥ 1.6×.
@@ -29,7 +29,7 @@ const CONNECTIONS = 32;
 const PATH = "/v1/pets?limit=20";
 const KEY = randomBytes(16).toString("hex");
 // As `npm start` runs it: the compiled dist/ (bench/run.ts builds it first), not through tsx.
-const SERVER = fileURLToPath(new URL("../dist/server/cli.js", import.meta.url));
+const SERVER = fileURLToPath(new URL("../server/dist/cli.js", import.meta.url));
 const scenario = `GET ${PATH}, standalone server on SQLite (${PETS.toLocaleString("en")} pets), 2 workers vs 1, ${CORES} cores`;
 
 let bench: BenchStorage | undefined;

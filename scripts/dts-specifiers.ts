@@ -8,7 +8,9 @@ import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
-const DIST = fileURLToPath(new URL("../dist", import.meta.url));
+/** The dist/ folders to rewrite: the library's, or those named (`server/dist`, relative to the repository). */
+const ROOT = fileURLToPath(new URL("..", import.meta.url));
+const DISTS = process.argv.length > 2 ? process.argv.slice(2).map((dir) => join(ROOT, dir)) : [join(ROOT, "dist")];
 
 /** `from "./x.ts"`, `import("../y.ts")`, `import "./z.ts"` (also .mts/.cts), relative paths only. */
 const SPECIFIER = /(\bfrom\s*|\bimport\s*\(\s*|\bimport\s+)(["'])(\.{1,2}\/[^"'\n]*?)\.([mc]?)ts\2/g;
@@ -29,7 +31,7 @@ function declarationsUnder(dir: string): string[] {
 }
 
 // Silent, as tsc is: `npm pack --json` runs the build (prepack) and its stdout must stay JSON.
-for (const file of declarationsUnder(DIST)) {
+for (const file of DISTS.flatMap(declarationsUnder)) {
   const text = readFileSync(file, "utf8");
   const rewritten = rewriteSpecifiers(text);
   if (rewritten !== text) writeFileSync(file, rewritten);

@@ -5,10 +5,10 @@
  * the limit is refused before any of it is read). Node would otherwise drain any size.
  */
 import type { IncomingMessage } from "node:http";
-import { announcesBody, readBody } from "../adapters/node-http.ts";
-import type { PetStoreResponse } from "../lib/index.ts";
-import { isPetStoreError } from "../lib/index.ts";
-import { Responder, tooLarge } from "../lib/internal.ts";
+import type { PetStoreResponse } from "petstore-lib";
+import { isPetStoreError } from "petstore-lib";
+import { Responder, tooLarge } from "petstore-lib/internal";
+import { announcesBody, readBody } from "petstore-lib/node-http";
 
 /** True when the request's body is over `limit` bytes; a body within it has been read and dropped. */
 export async function bodyTooLarge(req: IncomingMessage, limit: number): Promise<boolean> {

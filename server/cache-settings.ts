@@ -3,7 +3,7 @@
  * `PETSTORE_COMPRESSION`, and the flags of the same names): what `createPetStore({ cacheControl })`
  * and `createNodeHandler(store, { compression })` take. Defaults and why: docs/caching.md.
  */
-import type { CacheControlOptions } from "../lib/index.ts";
+import type { CacheControlOptions } from "petstore-lib";
 
 /** A setting as the user gave it: its text, and the flag or variable it came from (named in errors). */
 type Setting = { raw: string; name: string };

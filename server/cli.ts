@@ -22,7 +22,7 @@ import { runTransfer, TRANSFER_COMMANDS, type TransferCommand } from "./transfer
 
 /** The package's version, from its own package.json (the package imports itself by name). */
 function packageVersion(): string {
-  return (createRequire(import.meta.url)("petstore-lib/package.json") as { version: string }).version;
+  return (createRequire(import.meta.url)("petstore-server/package.json") as { version: string }).version;
 }
 
 /**
@@ -301,7 +301,7 @@ export async function main(argv: readonly string[] = process.argv.slice(2), env 
   }
 }
 
-/** True when this file was started directly (`tsx server/cli.ts`, `node dist/server/cli.js`). */
+/** True when this file was started directly (`tsx server/cli.ts`, `node server/dist/cli.js`). */
 function isEntryPoint(): boolean {
   const entry = process.argv[1];
   if (entry === undefined) return false;

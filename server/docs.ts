@@ -7,10 +7,10 @@
 import { readFileSync } from "node:fs";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { join } from "node:path";
-import { mustClose } from "../adapters/node-http.ts";
-import { newRequestId } from "../lib/adapter.ts";
-import { PetStoreError } from "../lib/index.ts";
-import { BASE_PATH_PATTERN, Responder } from "../lib/internal.ts";
+import { PetStoreError } from "petstore-lib";
+import { newRequestId } from "petstore-lib/adapter";
+import { BASE_PATH_PATTERN, Responder } from "petstore-lib/internal";
+import { mustClose } from "petstore-lib/node-http";
 import { ASSETS, DOCS_PACKAGE, distDir, docsAvailable } from "./docs-files.ts";
 
 export interface DocsOptions {

@@ -12,8 +12,8 @@ export type {
   ExportRecord,
   ImportOptions,
   ImportResult,
-} from "../transfer/index.ts";
-export { abandonImport, exportStore, ImportError, importFile, importStore } from "../transfer/index.ts";
+} from "petstore-lib/transfer";
+export { abandonImport, exportStore, ImportError, importFile, importStore } from "petstore-lib/transfer";
 export { main } from "./cli.ts";
 export type { LoadedConfig, LogLevel, ServerConfig } from "./config.ts";
 export { ConfigError, loadConfig } from "./config.ts";

@@ -5,7 +5,7 @@
  * minute), what a storage repaired by itself as a warning, anything else as an unexpected error
  * with its stack.
  */
-import { InvalidRecordError, isPetStoreError, StorageWarning } from "../lib/index.ts";
+import { InvalidRecordError, isPetStoreError, StorageWarning } from "petstore-lib";
 import type { Logger } from "./logger.ts";
 
 /** Logs one error the store reported. */

@@ -6,7 +6,7 @@
  * for any other stream and for what the bytes form leaves to it (a character JSON escapes, or
  * beyond ASCII). Their constant parts are written once, here.
  */
-import { jsonString } from "../lib/internal.ts";
+import { jsonString } from "petstore-lib/internal";
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;

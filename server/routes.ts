@@ -5,12 +5,12 @@
  * no more of a request body than the store's limit (./body-limit.ts).
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
-import type { OnResponse } from "../adapters/node-http.ts";
-import { cannotRespond, mustClose } from "../adapters/node-http.ts";
-import { isUnderBasePath, requestIdOf } from "../lib/adapter.ts";
-import type { Awaitable, PetStore } from "../lib/index.ts";
-import { PetStoreError } from "../lib/index.ts";
-import { JSON_TYPE, Responder, responseHeaders, utf8Length } from "../lib/internal.ts";
+import type { Awaitable, PetStore } from "petstore-lib";
+import { PetStoreError } from "petstore-lib";
+import { isUnderBasePath, requestIdOf } from "petstore-lib/adapter";
+import { JSON_TYPE, Responder, responseHeaders, utf8Length } from "petstore-lib/internal";
+import type { OnResponse } from "petstore-lib/node-http";
+import { cannotRespond, mustClose } from "petstore-lib/node-http";
 import { bodyTooLarge, tooLargeAnswer } from "./body-limit.ts";
 import { docsRoute } from "./docs.ts";
 

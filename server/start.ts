@@ -5,9 +5,6 @@
  */
 import type { IncomingMessage } from "node:http";
 import { createServer } from "node:http";
-import type { OnResponse } from "../adapters/node-http.ts";
-import { answerClientError, createNodeHandler } from "../adapters/node-http.ts";
-import { isUnderBasePath } from "../lib/adapter.ts";
 import type {
   Observer,
   PetStore,
@@ -15,8 +12,11 @@ import type {
   RateLimitObservation,
   RateLimitOptions,
   TracerProviderLike,
-} from "../lib/index.ts";
-import { createPetStore, openStorage } from "../lib/index.ts";
+} from "petstore-lib";
+import { createPetStore, openStorage } from "petstore-lib";
+import { isUnderBasePath } from "petstore-lib/adapter";
+import type { OnResponse } from "petstore-lib/node-http";
+import { answerClientError, createNodeHandler } from "petstore-lib/node-http";
 import type { ServerAuth } from "./auth.ts";
 import { serverAuth } from "./auth.ts";
 import type { ServerConfig } from "./config.ts";

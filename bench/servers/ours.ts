@@ -19,6 +19,7 @@ import { benchPet } from "../fill.ts";
 // Our code as users run it: the compiled dist/ (bench/run.ts builds it first), not through tsx,
 // whose transform names every function it creates at run time.
 const dist = new URL("../../dist/", import.meta.url).href;
+const server = new URL("../../server/dist/", import.meta.url).href;
 const { petStorePlugin } = (await import(`${dist}adapters/hapi.js`)) as typeof import("../../adapters/hapi.ts");
 const { petStorePlugin: fastifyPlugin } = (await import(
   `${dist}adapters/fastify.js`
@@ -26,10 +27,10 @@ const { petStorePlugin: fastifyPlugin } = (await import(
 const { createNodeHandler } = (await import(
   `${dist}adapters/node-http.js`
 )) as typeof import("../../adapters/node-http.ts");
-const { startServer } = (await import(`${dist}server/index.js`)) as typeof import("../../server/index.ts");
+const { startServer } = (await import(`${server}index.js`)) as typeof import("../../server/index.ts");
 const { createPetStore } = (await import(`${dist}lib/index.js`)) as typeof import("../../lib/index.ts");
 const { createMetrics, loadPromClient } = (await import(
-  `${dist}server/metrics.js`
+  `${server}metrics.js`
 )) as typeof import("../../server/metrics.ts");
 
 const mode = process.argv[2];

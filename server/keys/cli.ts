@@ -5,7 +5,7 @@
  * key or its prefix and removes that one key. Exit codes: 0 done; 2 a command that cannot work.
  */
 import { parseArgs } from "node:util";
-import { isPrincipalId } from "../../lib/internal.ts";
+import { isPrincipalId } from "petstore-lib/internal";
 import type { KeyFileEntry } from "./file.ts";
 import {
   digestOf,

@@ -8,8 +8,8 @@
 import { createHash, randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { rename, writeFile } from "node:fs/promises";
-import type { ApiKey } from "../../lib/index.ts";
-import { SCOPES } from "../../lib/index.ts";
+import type { ApiKey } from "petstore-lib";
+import { SCOPES } from "petstore-lib";
 
 /** One key of the file. */
 export interface KeyFileEntry {

@@ -11,11 +11,9 @@ import { mkdtemp, rename, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { isPetStoreError } from "../../lib/errors.ts";
-import { printable } from "../../lib/printable.ts";
-import { type InvalidRecordError, invalidRecordOf } from "../../lib/storage/failures.ts";
-import { openStorage, StorageConfigError } from "../../lib/storage/open.ts";
-import type { PetStorage } from "../../lib/storage/port.ts";
+import type { InvalidRecordError, PetStorage } from "petstore-lib";
+import { isPetStoreError, openStorage, StorageConfigError } from "petstore-lib";
+import { invalidRecordOf, printable } from "petstore-lib/internal";
 import {
   abandonImport,
   exportLines,
@@ -24,7 +22,7 @@ import {
   importFile,
   VerifyError,
   verifyStores,
-} from "../../transfer/index.ts";
+} from "petstore-lib/transfer";
 import { showProgress } from "./progress.ts";
 
 export const TRANSFER_COMMANDS = ["export", "import", "migrate"] as const;

@@ -248,10 +248,10 @@ test("server: a port already in use exits 2 with one line that says so and how t
   }
 });
 
-/** Runs bin/petstore.js from the checkout with `args`: its exit code and stdout. */
+/** Runs server/bin/petstore.js from the checkout with `args`: its exit code and stdout. */
 async function runBin(args: string[]): Promise<{ code: unknown; out: string }> {
   const root = fileURLToPath(new URL("../..", import.meta.url));
-  const child = spawn(process.execPath, ["bin/petstore.js", ...args], {
+  const child = spawn(process.execPath, ["server/bin/petstore.js", ...args], {
     cwd: root,
     stdio: ["ignore", "pipe", "pipe"],
   });
@@ -265,12 +265,12 @@ async function runBin(args: string[]): Promise<{ code: unknown; out: string }> {
   return { code, out };
 }
 
-test("bin/petstore.js: --version (and -v) prints the package's version and exits 0", async () => {
+test("server/bin/petstore.js: --version (and -v) prints the package's version and exits 0", async () => {
   const { version } = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8"));
   for (const flag of ["--version", "-v"]) assert.equal(await runBin([flag]), { code: 0, out: `${version}\n` }, flag);
 });
 
-test("bin/petstore.js: --help prints the usage and exits 0 (from a checkout, through tsx)", async () => {
+test("server/bin/petstore.js: --help prints the usage and exits 0 (from a checkout, through tsx)", async () => {
   const { code, out } = await runBin(["--help"]);
   assert.is(code, 0);
   assert.match(out, /Usage: petstore/);

@@ -19,7 +19,7 @@ function environment(env: Record<string, string>): Record<string, string> {
   return Object.fromEntries(Object.entries(npmEnv(env)).filter((e): e is [string, string] => e[1] !== undefined));
 }
 
-/** `npm start` in the repository (it builds dist/ first, then `exec node dist/server/cli.js`). */
+/** `npm start` in the repository (scripts/start.mjs: it builds dist/ and server/dist/ when a source changed, then runs the server in its own process). */
 const npmStart: Launch = (env) =>
   startProgram(["start"], environment(env), { inheritEnv: false, command: "npm", detached: true });
 

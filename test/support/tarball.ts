@@ -1,12 +1,13 @@
 /**
- * The package as users get it, for the suites of test/package: a copy of the repository (what a
- * fresh clone has) is built (`npm run build`) and packed (`npm pack`) once per test process, and
- * each suite installs the tarball into projects of its own under a temporary folder. Nothing here
- * touches the repository's own dist/ or node_modules/ (the copy links to the latter to build).
+ * The packages as users get them, for the suites of test/package: a copy of the repository (what a
+ * fresh clone has) is built (`npm run build`) and packed once per test process, the library with
+ * `npm pack` and petstore-server with `npm run pack:server`, and each suite installs the tarballs
+ * into projects of its own under a temporary folder. Nothing here touches the repository's own
+ * dist/ or node_modules/ (the copy links to the latter's packages to build).
  */
 import type { SpawnSyncReturns } from "node:child_process";
 import { spawnSync } from "node:child_process";
-import { cpSync, mkdtempSync, rmSync, symlinkSync } from "node:fs";
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ROOT } from "./program.ts";
@@ -48,12 +49,14 @@ export function run(command: string, args: string[], cwd: string, ms = 60_000, e
 }
 
 export interface Packed {
-  /** The folder that holds the tarball (and the copy it was packed from). */
+  /** The folder that holds the tarballs (and the copy they were packed from). */
   dir: string;
   /** Absolute path of petstore-lib-<version>.tgz. */
   tarball: string;
   /** The files in the tarball, as `npm pack --json` lists them. */
   files: { path: string }[];
+  /** Absolute path of petstore-server-<version>.tgz (it depends on the library's tarball: install both). */
+  serverTarball: string;
 }
 
 let packed: Packed | undefined;
@@ -69,7 +72,15 @@ function copySource(target: string) {
       return !skip.has(top) && !rel.endsWith(".tgz");
     },
   });
-  symlinkSync(join(ROOT, "node_modules"), join(target, "node_modules"), "dir");
+  // The repository's packages, but for the workspace's own (the library, the server): the copy's.
+  const own = new Map([
+    ["petstore-lib", ".."],
+    ["petstore-server", "../server"],
+  ]);
+  mkdirSync(join(target, "node_modules"));
+  for (const name of readdirSync(join(ROOT, "node_modules"))) {
+    symlinkSync(own.get(name) ?? join(ROOT, "node_modules", name), join(target, "node_modules", name));
+  }
 }
 
 /** Builds and packs the package (once per process); the folder is removed when the process exits. */
@@ -79,9 +90,10 @@ export function packedPackage(): Packed {
   process.once("exit", () => rmSync(dir, { recursive: true, force: true }));
   const source = join(dir, "source");
   copySource(source);
-  run("npm", ["run", "build"], source, 90_000);
+  run("npm", ["run", "build"], source, 120_000);
   const out = JSON.parse(run("npm", ["pack", "--json", "--pack-destination", dir], source));
-  packed = { dir, tarball: join(dir, out[0].filename), files: out[0].files };
+  const serverTarball = run("npm", ["run", "-s", "pack:server", "--", "--pack-destination", dir], source).trim();
+  packed = { dir, tarball: join(dir, out[0].filename), files: out[0].files, serverTarball };
   return packed;
 }
 

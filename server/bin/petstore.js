@@ -3,13 +3,13 @@
 // (an installed package), else from the TypeScript sources through tsx (a git checkout).
 import { existsSync } from "node:fs";
 
-const compiled = new URL("../dist/server/cli.js", import.meta.url);
+const compiled = new URL("../dist/cli.js", import.meta.url);
 let server;
 if (existsSync(compiled)) {
   server = await import(compiled.href);
 } else {
   const { register } = await import("tsx/esm/api");
   register();
-  server = await import("../server/cli.ts");
+  server = await import("../cli.ts");
 }
 await server.main();
