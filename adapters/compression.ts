@@ -9,7 +9,8 @@
  * (bench/README.md, V2).
  */
 import * as zlib from "node:zlib";
-import type { HeaderValue, PetStoreResponse } from "../lib/index.ts";
+import type { HeaderValue } from "../lib/adapter.ts";
+import type { PetStoreResponse } from "../lib/index.ts";
 import { preferredCoding } from "./accept-encoding.ts";
 import { codedTag, tagHeld } from "./coded-tags.ts";
 

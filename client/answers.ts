@@ -4,8 +4,9 @@
  * (with the answer's request id), as the in-process store would have thrown it.
  */
 
+import type { Pet } from "../lib/entries/schemas.ts";
 import { ERRORS, PetStoreError } from "../lib/errors.ts";
-import type { AnyErrorCode, ErrorCode, ErrorDetail, Pet } from "../lib/index.ts";
+import type { AnyErrorCode, ErrorCode, ErrorDetail } from "../lib/index.ts";
 import type { Answer } from "./exchange.ts";
 
 /** The code of an answer that is no Error body of the contract (a proxy's page, a wrong `baseUrl`). */

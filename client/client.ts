@@ -6,6 +6,7 @@
  * a `PetStoreError`.
  */
 
+import type { Pet } from "../lib/entries/schemas.ts";
 import { PetStoreError } from "../lib/errors.ts";
 import type {
   CreateContext,
@@ -14,7 +15,6 @@ import type {
   ListPetsInput,
   NewPetInput,
   Operations,
-  Pet,
   PetPage,
 } from "../lib/index.ts";
 import type { DeprecationNotice } from "./answers.ts";

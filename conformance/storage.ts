@@ -8,7 +8,8 @@
  *   import { storageCases } from "petstore-lib/conformance";
  *   for (const c of storageCases()) test(c.name, () => c.run(() => myStorage({ namespace: fresh() })));
  */
-import type { IdempotencyRecord, KeyRecord, Pet, PetStorage, StorageTransfer } from "../lib/index.ts";
+import type { Pet } from "../lib/entries/schemas.ts";
+import type { IdempotencyRecord, KeyRecord, PetStorage, StorageTransfer } from "../lib/entries/storage.ts";
 import { assert } from "./assert.ts";
 
 export interface StorageCase {

@@ -6,8 +6,9 @@
  *
  * @example import { type AdapterStore, isPromise, isUnderBasePath } from "petstore-lib/adapter";
  */
+export type { Awaitable } from "./awaitable.ts";
 export { isPromise } from "./awaitable.ts";
-export type { BodyReader, HeaderValue } from "./http.ts";
+export type { BodyReader, HeaderValue, PetStoreRequest, PetStoreResponse } from "./http.ts";
 export { isUnderBasePath, REQUEST_HEADERS } from "./http.ts";
 export { checkOptionNames } from "./options.ts";
 export { newRequestId, requestIdOf } from "./request-id.ts";

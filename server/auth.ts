@@ -4,8 +4,8 @@
  * PETSTORE_JWT_* issuer, tried in that order; failed authentications throttled per client address,
  * with one warning per address and window; X-Forwarded-For trusted when PETSTORE_TRUST_PROXY says.
  */
-import type { AuthSettings, VerifyToken } from "petstore-lib";
-import { jwt } from "petstore-lib";
+import type { AuthSettings, VerifyToken } from "petstore-lib/auth";
+import { jwt } from "petstore-lib/auth";
 import type { ServerConfig } from "./config.ts";
 import { ConfigError } from "./config.ts";
 import { watchKeysFile } from "./keys/watch.ts";

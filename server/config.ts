@@ -6,7 +6,8 @@
 import { randomBytes } from "node:crypto";
 import { availableParallelism } from "node:os";
 import { parseArgs } from "node:util";
-import type { CacheControlOptions, JwtOptions } from "petstore-lib";
+import type { CacheControlOptions } from "petstore-lib";
+import type { JwtOptions } from "petstore-lib/auth";
 import { BASE_PATH_PATTERN } from "petstore-lib/internal";
 import { CACHE_FLAGS, CACHE_USAGE, readCacheSettings } from "./cache-settings.ts";
 import { strayArgument } from "./stray-argument.ts";

@@ -5,7 +5,8 @@
  * minute), what a storage repaired by itself as a warning, anything else as an unexpected error
  * with its stack.
  */
-import { InvalidRecordError, isPetStoreError, StorageWarning } from "petstore-lib";
+import { isPetStoreError } from "petstore-lib";
+import { InvalidRecordError, StorageWarning } from "petstore-lib/storage";
 import type { Logger } from "./logger.ts";
 
 /** Logs one error the store reported. */

@@ -7,9 +7,9 @@
  * prom-client (an optional peer) is loaded only when PETSTORE_METRICS_PORT is set.
  */
 import { createServer, type Server } from "node:http";
-import type { Observer } from "petstore-lib";
 import { requestIdOf } from "petstore-lib/adapter";
 import { answerClientError, mustClose } from "petstore-lib/node-http";
+import type { Observer } from "petstore-lib/observe";
 import { bodyTooLarge, tooLargeAnswer } from "./body-limit.ts";
 import { ConfigError } from "./config.ts";
 import { listen, listenProblem } from "./listen.ts";

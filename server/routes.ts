@@ -5,8 +5,9 @@
  * no more of a request body than the store's limit (./body-limit.ts).
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
-import type { Awaitable, PetStore } from "petstore-lib";
+import type { PetStore } from "petstore-lib";
 import { PetStoreError } from "petstore-lib";
+import type { Awaitable } from "petstore-lib/adapter";
 import { isUnderBasePath, requestIdOf } from "petstore-lib/adapter";
 import { JSON_TYPE, Responder, responseHeaders, utf8Length } from "petstore-lib/internal";
 import type { OnResponse } from "petstore-lib/node-http";

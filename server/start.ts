@@ -5,18 +5,12 @@
  */
 import type { IncomingMessage } from "node:http";
 import { createServer } from "node:http";
-import type {
-  Observer,
-  PetStore,
-  PetStoreRules,
-  RateLimitObservation,
-  RateLimitOptions,
-  TracerProviderLike,
-} from "petstore-lib";
+import type { PetStore, PetStoreRules, RateLimitOptions } from "petstore-lib";
 import { createPetStore, openStorage } from "petstore-lib";
 import { isUnderBasePath } from "petstore-lib/adapter";
 import type { OnResponse } from "petstore-lib/node-http";
 import { answerClientError, createNodeHandler } from "petstore-lib/node-http";
+import type { Observer, RateLimitObservation, TracerProviderLike } from "petstore-lib/observe";
 import type { ServerAuth } from "./auth.ts";
 import { serverAuth } from "./auth.ts";
 import type { ServerConfig } from "./config.ts";

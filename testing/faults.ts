@@ -5,7 +5,9 @@
  * `{ reset: true }` lose the connection instead (testing/kit.ts): after the store carried out the
  * request, or before it is read.
  */
-import type { Awaitable, IdempotencyRecord, Pet, PetData, PetStorage } from "../lib/index.ts";
+import type { Awaitable } from "../lib/adapter.ts";
+import type { Pet } from "../lib/entries/schemas.ts";
+import type { IdempotencyRecord, PetData, PetStorage } from "../lib/entries/storage.ts";
 import { PetStoreError } from "../lib/index.ts";
 
 /** The operations a failure can be aimed at. */

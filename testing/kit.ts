@@ -4,20 +4,19 @@
  * the answers it loses on purpose (`failNext` with `reset` or `after: "commit"`).
  */
 import { checkOptionNames, isPromise } from "../lib/adapter.ts";
+import type { ApiKey, FailureLimitOptions, VerifyToken } from "../lib/entries/auth.ts";
+import type { TracerProviderLike } from "../lib/entries/observe.ts";
+import type { PetStorage } from "../lib/entries/storage.ts";
+import { memoryStorage } from "../lib/entries/storage.ts";
 import type {
-  ApiKey,
   CacheControlOptions,
-  FailureLimitOptions,
   NewPetInput,
-  PetStorage,
   PetStore,
   PetStoreRequest,
   PetStoreResponse,
   PetStoreRules,
-  TracerProviderLike,
-  VerifyToken,
 } from "../lib/index.ts";
-import { createPetStore, memoryStorage, openStorage } from "../lib/index.ts";
+import { createPetStore, openStorage } from "../lib/index.ts";
 import { ensureContextManager } from "./context.ts";
 import type { FailOptions, TestOperation } from "./faults.ts";
 import { Faults, faultyStorage, InjectedFault, lostConnection } from "./faults.ts";

@@ -5,7 +5,7 @@
  */
 import type { Fetch } from "../../client/index.ts";
 import { createPetStoreClient } from "../../client/index.ts";
-import type { Pet } from "../../lib/index.ts";
+import type { Pet } from "../../lib/entries/schemas.ts";
 
 export interface ShopOptions {
   /** e.g. "https://pets.example/v1" (a test server's `url`). */

@@ -2,9 +2,10 @@
  * An embedding application's own business rules, given to the store once: they apply to every
  * create, through any adapter and in process, so the rule and the API never disagree.
  * The spec cannot know the shop's categories; the shop does. In your project, import from
- * "petstore-lib" instead of the path below.
+ * "petstore-lib" and "petstore-lib/schemas" instead of the paths below.
  */
-import type { Pet, PetStoreRules } from "../../lib/index.ts";
+import type { Pet } from "../../lib/entries/schemas.ts";
+import type { PetStoreRules } from "../../lib/index.ts";
 import { RuleViolation } from "../../lib/index.ts";
 
 /** The host application's own category list (in a real shop: its catalogue, its database). */

@@ -1,9 +1,11 @@
 /**
  * Your own business rules, written on top of the pet store's core: they take a `PetStore` and
  * call its operations as plain async functions, so they are tested without any HTTP (see
- * shop.test.ts). In your project, import from "petstore-lib" instead of the path below.
+ * shop.test.ts). In your project, import from "petstore-lib" and
+ * "petstore-lib/schemas" instead of the paths below.
  */
-import type { Pet, PetStore } from "../../lib/index.ts";
+import type { Pet } from "../../lib/entries/schemas.ts";
+import type { PetStore } from "../../lib/index.ts";
 
 /**
  * Registers a litter: every newborn is created `pending` (not for sale before its checks).

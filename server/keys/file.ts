@@ -8,8 +8,8 @@
 import { createHash, randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { rename, writeFile } from "node:fs/promises";
-import type { ApiKey } from "petstore-lib";
-import { SCOPES } from "petstore-lib";
+import type { ApiKey } from "petstore-lib/auth";
+import { SCOPES } from "petstore-lib/auth";
 
 /** One key of the file. */
 export interface KeyFileEntry {

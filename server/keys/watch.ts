@@ -5,8 +5,8 @@
  * no request fails during a rotation. A file that cannot be read keeps the last keys and is logged.
  */
 import { unwatchFile, watchFile } from "node:fs";
-import type { VerifyToken } from "petstore-lib";
-import { apiKeys } from "petstore-lib";
+import type { VerifyToken } from "petstore-lib/auth";
+import { apiKeys } from "petstore-lib/auth";
 import type { Logger } from "../logger.ts";
 import { readKeysFile, toApiKeys } from "./file.ts";
 

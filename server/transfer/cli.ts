@@ -11,9 +11,9 @@ import { mkdtemp, rename, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import type { InvalidRecordError, PetStorage } from "petstore-lib";
 import { isPetStoreError, openStorage, StorageConfigError } from "petstore-lib";
 import { invalidRecordOf, printable } from "petstore-lib/internal";
+import type { InvalidRecordError, PetStorage } from "petstore-lib/storage";
 import {
   abandonImport,
   exportLines,

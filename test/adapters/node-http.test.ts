@@ -9,7 +9,7 @@ import { createRequest, createResponse } from "node-mocks-http";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { createNodeHandler } from "../../adapters/node-http.ts";
-import type { AdapterStore } from "../../lib/index.ts";
+import type { AdapterStore } from "../../lib/adapter.ts";
 import { createPetStore } from "../../lib/index.ts";
 
 const KEY = "node-http-key";

@@ -6,8 +6,9 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import type { PetStorage } from "../../lib/index.ts";
-import { createPetStore, memoryStorage, RuleViolation } from "../../lib/index.ts";
+import type { PetStorage } from "../../lib/entries/storage.ts";
+import { memoryStorage } from "../../lib/entries/storage.ts";
+import { createPetStore, RuleViolation } from "../../lib/index.ts";
 import type { TestServer, TestStore } from "../../testing/index.ts";
 import { createTestStore, startTestServer } from "../../testing/index.ts";
 import { backends } from "../storage/backends.ts";

@@ -7,7 +7,8 @@ import { createFetchHandler } from "../../adapters/fetch.ts";
 import { petStoreHandlers } from "../../adapters/msw.ts";
 import type { FetchTarget } from "../../conformance/index.ts";
 import { conformanceCases } from "../../conformance/index.ts";
-import { createPetStore, memoryStorage } from "../../lib/index.ts";
+import { memoryStorage } from "../../lib/entries/storage.ts";
+import { createPetStore } from "../../lib/index.ts";
 import { createTestStore } from "../../testing/browser.ts";
 
 const KEY = "page-key";

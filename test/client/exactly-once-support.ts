@@ -6,7 +6,7 @@
  */
 
 import { createPetStoreClient } from "../../client/index.ts";
-import type { Pet } from "../../lib/index.ts";
+import type { Pet } from "../../lib/entries/schemas.ts";
 import { KEY, sleep } from "../faults/support.ts";
 import type { Child } from "../support/server-child.ts";
 import { spawnServer, startedUrl } from "../support/server-child.ts";

@@ -8,7 +8,7 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { createPetStoreClient, isPetStoreError } from "../../client/index.ts";
 import { DEFAULT_RETRY, delayBefore, retryAfterMs } from "../../client/retry.ts";
-import { memoryStorage, type PetStorage } from "../../lib/index.ts";
+import { memoryStorage, type PetStorage } from "../../lib/entries/storage.ts";
 import type { TestServer } from "../../testing/index.ts";
 import { createTestStore, startTestServer } from "../../testing/index.ts";
 

@@ -6,7 +6,8 @@
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import type { Pet, PetStoreRules } from "../../lib/index.ts";
+import type { Pet } from "../../lib/entries/schemas.ts";
+import type { PetStoreRules } from "../../lib/index.ts";
 import { isPetStoreError, RuleViolation } from "../../lib/index.ts";
 import type { Answer, Req } from "./targets.ts";
 import { baseOf, IN_PROCESS_TARGETS, KEY } from "./targets.ts";

@@ -22,7 +22,8 @@ import { petStorePlugin as fastifyPlugin, petStoreFrameworkErrors } from "../../
 import { createFetchHandler } from "../../adapters/fetch.ts";
 import { petStorePlugin } from "../../adapters/hapi.ts";
 import { createNodeHandler } from "../../adapters/node-http.ts";
-import type { PetStore, PetStoreRules, RateLimitOptions, TracerProviderLike } from "../../lib/index.ts";
+import type { TracerProviderLike } from "../../lib/entries/observe.ts";
+import type { PetStore, PetStoreRules, RateLimitOptions } from "../../lib/index.ts";
 import { createPetStore } from "../../lib/index.ts";
 import { startServer } from "../../server/index.ts";
 import { createLogger } from "../../server/logger.ts";

@@ -7,8 +7,9 @@
 import { randomUUID } from "node:crypto";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
+import { InvalidRecordError } from "../../lib/entries/storage.ts";
 import type { PetStore, PetStoreResponse } from "../../lib/index.ts";
-import { createPetStore, InvalidRecordError, isPetStoreError } from "../../lib/index.ts";
+import { createPetStore, isPetStoreError } from "../../lib/index.ts";
 import type { BreakerObservation } from "../../lib/observe.ts";
 import { StorageWarning } from "../../lib/storage/failures.ts";
 import type { Backend } from "../storage/backends.ts";

@@ -6,7 +6,9 @@
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import type { Pet, PetStorage, PetStoreOptions } from "../../lib/index.ts";
+import type { Pet } from "../../lib/entries/schemas.ts";
+import type { PetStorage } from "../../lib/entries/storage.ts";
+import type { PetStoreOptions } from "../../lib/index.ts";
 import { createPetStore, PetStoreError } from "../../lib/index.ts";
 import { call, KEY } from "../support/helpers.ts";
 import { sleep } from "./support.ts";

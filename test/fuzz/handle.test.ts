@@ -7,8 +7,9 @@
 import fc from "fast-check";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
+import { memoryStorage } from "../../lib/entries/storage.ts";
 import type { PetStore, PetStoreRequest } from "../../lib/index.ts";
-import { createPetStore, isPetStoreError, memoryStorage } from "../../lib/index.ts";
+import { createPetStore, isPetStoreError } from "../../lib/index.ts";
 import type { Answer, Ledger, Sent, StorageMode } from "./oracle.ts";
 import { checkAnswer, checkRank, checkWalk, switchableStorage } from "./oracle.ts";
 import type { FuzzCase } from "./requests.ts";

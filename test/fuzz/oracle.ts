@@ -5,8 +5,8 @@
  * ledger of the pets acknowledged with 201 that later reads and the final walk must match.
  */
 import * as v from "valibot";
+import type { PetStorage } from "../../lib/entries/storage.ts";
 import { ERRORS } from "../../lib/errors.ts";
-import type { PetStorage } from "../../lib/index.ts";
 import { ErrorSchema, NewPet, PET_STATUSES, Pet } from "../../lib/schemas.ts";
 
 /** An answer as both transports see it: lower-case header names, the body as text. */

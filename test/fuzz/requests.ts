@@ -4,9 +4,10 @@
  * brackets) and the two ways to send one: as a `handle()` request, or as raw bytes on a socket.
  */
 import fc from "fast-check";
+import type { BodyReader } from "../../lib/adapter.ts";
 import { encodeCursor } from "../../lib/cursor.ts";
 import { PetStoreError } from "../../lib/errors.ts";
-import type { BodyReader, PetStoreRequest } from "../../lib/index.ts";
+import type { PetStoreRequest } from "../../lib/index.ts";
 
 export const FUZZ_KEY = "fuzz-key-7f3a9c0e5b1d4e2a";
 /** The seed of every fuzz run: FUZZ_SEED, or a fixed default so that CI runs are reproducible. */

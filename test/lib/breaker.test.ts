@@ -7,7 +7,10 @@
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import type { BreakerObservation, Observation, Pet, PetStorage, PetStoreOptions } from "../../lib/index.ts";
+import type { BreakerObservation, Observation } from "../../lib/entries/observe.ts";
+import type { Pet } from "../../lib/entries/schemas.ts";
+import type { PetStorage } from "../../lib/entries/storage.ts";
+import type { PetStoreOptions } from "../../lib/index.ts";
 import { createPetStore, PetStoreError } from "../../lib/index.ts";
 import { call, errorOf, KEY } from "../support/helpers.ts";
 

@@ -5,8 +5,8 @@
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import type { PetStorage } from "../../lib/index.ts";
-import { memoryStorage } from "../../lib/index.ts";
+import type { PetStorage } from "../../lib/entries/storage.ts";
+import { memoryStorage } from "../../lib/entries/storage.ts";
 import { call, createMany, errorOf, makeStore } from "../support/helpers.ts";
 
 const ETAG = /^"[0-9a-f]{16}"$/;

@@ -6,8 +6,10 @@
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import type { PetStorage, PetStoreOptions, PetStoreResponse } from "../../lib/index.ts";
-import { createPetStore, memoryStorage } from "../../lib/index.ts";
+import type { PetStorage } from "../../lib/entries/storage.ts";
+import { memoryStorage } from "../../lib/entries/storage.ts";
+import type { PetStoreOptions, PetStoreResponse } from "../../lib/index.ts";
+import { createPetStore } from "../../lib/index.ts";
 import { AUTH, call, errorOf, KEY } from "../support/helpers.ts";
 
 const SHOP = "https://shop.example";

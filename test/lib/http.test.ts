@@ -2,8 +2,10 @@
 
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import type { BodyReader, PetStorage } from "../../lib/index.ts";
-import { createPetStore, ERRORS, isPetStoreError, PetStoreError, REQUEST_HEADERS } from "../../lib/index.ts";
+import type { BodyReader } from "../../lib/adapter.ts";
+import { REQUEST_HEADERS } from "../../lib/adapter.ts";
+import type { PetStorage } from "../../lib/entries/storage.ts";
+import { createPetStore, ERRORS, isPetStoreError, PetStoreError } from "../../lib/index.ts";
 import { AUTH, call, errorOf, json, KEY, makeStore } from "../support/helpers.ts";
 import { recordSpans, registerContext } from "../support/tracing.ts";
 

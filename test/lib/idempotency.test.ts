@@ -6,9 +6,11 @@
 import { createHash } from "node:crypto";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
+import type { PetStorage } from "../../lib/entries/storage.ts";
+import { memoryStorage } from "../../lib/entries/storage.ts";
 import { fingerprintOf, parseIdempotencyKey, scopeOf } from "../../lib/idempotency.ts";
-import type { PetStorage, PetStoreResponse } from "../../lib/index.ts";
-import { createPetStore, isPetStoreError, memoryStorage, RuleViolation } from "../../lib/index.ts";
+import type { PetStoreResponse } from "../../lib/index.ts";
+import { createPetStore, isPetStoreError, RuleViolation } from "../../lib/index.ts";
 import type { CreateOnceResult, IdempotencyRecord, PetData } from "../../lib/storage/port.ts";
 import { call, errorOf, json, KEY, makeStore } from "../support/helpers.ts";
 

@@ -3,8 +3,10 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { decodeCursor, encodeCursor } from "../../lib/cursor.ts";
-import type { Pet, PetStatus, PetStorage } from "../../lib/index.ts";
-import { createPetStore, isPetStoreError, memoryStorage } from "../../lib/index.ts";
+import type { Pet, PetStatus } from "../../lib/entries/schemas.ts";
+import type { PetStorage } from "../../lib/entries/storage.ts";
+import { memoryStorage } from "../../lib/entries/storage.ts";
+import { createPetStore, isPetStoreError } from "../../lib/index.ts";
 import { call, createMany, errorOf, json, makeStore, nextLink } from "../support/helpers.ts";
 
 const badQueries: [rule: string, query: string][] = [

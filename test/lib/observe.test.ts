@@ -9,8 +9,10 @@ import type { AddressInfo } from "node:net";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { createNodeHandler } from "../../adapters/node-http.ts";
-import type { Observation, PetStorage, RequestObservation, StorageObservation } from "../../lib/index.ts";
-import { isPromise, memoryStorage } from "../../lib/index.ts";
+import { isPromise } from "../../lib/adapter.ts";
+import type { Observation, RequestObservation, StorageObservation } from "../../lib/entries/observe.ts";
+import type { PetStorage } from "../../lib/entries/storage.ts";
+import { memoryStorage } from "../../lib/entries/storage.ts";
 import { AUTH, call, KEY, makeStore } from "../support/helpers.ts";
 
 function recorder() {

@@ -7,8 +7,10 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { tokenId } from "../../lib/auth/principal.ts";
-import type { PetStoreOptions, RateCounter, RateLease } from "../../lib/index.ts";
-import { createPetStore, memoryStorage } from "../../lib/index.ts";
+import type { RateCounter, RateLease } from "../../lib/entries/storage.ts";
+import { memoryStorage } from "../../lib/entries/storage.ts";
+import type { PetStoreOptions } from "../../lib/index.ts";
+import { createPetStore } from "../../lib/index.ts";
 import { RateLimiter } from "../../lib/rate-limit.ts";
 import { AUTH, call, errorOf, KEY } from "../support/helpers.ts";
 

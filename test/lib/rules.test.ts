@@ -9,8 +9,10 @@ import { createHash } from "node:crypto";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { tokenId } from "../../lib/auth/principal.ts";
-import type { Pet, PetStoreRules, RuleContext } from "../../lib/index.ts";
-import { buildOpenApi, createPetStore, isPetStoreError, PetStoreError, RuleViolation } from "../../lib/index.ts";
+import { buildOpenApi } from "../../lib/entries/openapi.ts";
+import type { Pet } from "../../lib/entries/schemas.ts";
+import type { PetStoreRules, RuleContext } from "../../lib/index.ts";
+import { createPetStore, isPetStoreError, PetStoreError, RuleViolation } from "../../lib/index.ts";
 import { AUTH, call, errorOf, json, KEY, makeStore } from "../support/helpers.ts";
 import { createResponseChecker } from "../support/openapi-validator.ts";
 

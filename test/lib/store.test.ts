@@ -5,9 +5,11 @@
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
+import { isPromise } from "../../lib/adapter.ts";
+import type { PetStorage } from "../../lib/entries/storage.ts";
+import { memoryStorage, sqliteStorage } from "../../lib/entries/storage.ts";
 import { lowerCaseHeaders } from "../../lib/http.ts";
-import type { PetStorage } from "../../lib/index.ts";
-import { createPetStore, isPromise, memoryStorage, sqliteStorage } from "../../lib/index.ts";
+import { createPetStore } from "../../lib/index.ts";
 import { AUTH, errorOf, json, KEY, makeStore } from "../support/helpers.ts";
 
 test("respond: a page from memory storage is the response itself, not a promise", async () => {

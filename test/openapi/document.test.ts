@@ -2,9 +2,9 @@
 import { readFileSync } from "node:fs";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
+import { buildOpenApi } from "../../lib/entries/openapi.ts";
 import type { ErrorCode } from "../../lib/errors.ts";
 import { ERRORS } from "../../lib/errors.ts";
-import { buildOpenApi } from "../../lib/index.ts";
 import { call, makeStore } from "../support/helpers.ts";
 
 // biome-ignore lint/suspicious/noExplicitAny: the document is free-form JSON
@@ -76,7 +76,8 @@ test("openapi: every operation requires the bearer security scheme with its scop
 });
 
 test("openapi: with jwt() the served document adds an openIdConnect scheme (the issuer's discovery) to each operation's requirement", async () => {
-  const { createPetStore, jwt } = await import("../../lib/index.ts");
+  const { createPetStore } = await import("../../lib/index.ts");
+  const { jwt } = await import("../../lib/entries/auth.ts");
   const store = createPetStore({
     auth: { keys: ["k"], verify: jwt({ issuer: "https://id.example/", audience: "api" }) },
   });

@@ -5,7 +5,7 @@
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { buildOpenApi } from "../../lib/index.ts";
+import { buildOpenApi } from "../../lib/entries/openapi.ts";
 
 // biome-ignore lint/suspicious/noExplicitAny: the document is free-form JSON
 type Json = any;

@@ -6,7 +6,7 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { createFetchHandler } from "../../adapters/fetch.ts";
-import { nextCursor } from "../../lib/index.ts";
+import { nextCursor } from "../../lib/next-cursor.ts";
 import { AUTH, createMany, makeStore } from "../support/helpers.ts";
 
 test("nextCursor: following it from real answers (createFetchHandler's Response) visits every pet once, in order, with the filter kept", async () => {

@@ -4,7 +4,8 @@
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import type { PetStorage, PetStoreResponse } from "../../lib/index.ts";
+import type { PetStorage } from "../../lib/entries/storage.ts";
+import type { PetStoreResponse } from "../../lib/index.ts";
 import { type Call, call, makeStore } from "../support/helpers.ts";
 import { createResponseChecker, type ObservedExchange } from "../support/openapi-validator.ts";
 

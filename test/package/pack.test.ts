@@ -251,8 +251,12 @@ test("package: a strict TypeScript consumer type-checks against the shipped .d.t
     join(CONSUMER, "consumer.ts"),
     `import { createServer } from "node:http";
 import Hapi from "@hapi/hapi";
-import type { ErrorCode, Pet, PetPage, PetStorage, PetStore, PetStoreResponse } from "petstore-lib";
-import { apiKeys, createPetStore, isPetStoreError, memoryStorage, openStorage, PetStoreError, redisStorage } from "petstore-lib";
+import type { ErrorCode, PetPage, PetStore, PetStoreResponse } from "petstore-lib";
+import type { Pet } from "petstore-lib/schemas";
+import type { PetStorage } from "petstore-lib/storage";
+import { createPetStore, isPetStoreError, openStorage, PetStoreError } from "petstore-lib";
+import { apiKeys } from "petstore-lib/auth";
+import { memoryStorage, redisStorage } from "petstore-lib/storage";
 import { petStorePlugin } from "petstore-lib/hapi";
 import { createNodeHandler } from "petstore-lib/node-http";
 import type { RunningServer, ServerConfig } from "petstore-lib/server";

@@ -18,7 +18,9 @@ const BELOW = "5.0.4";
 /** What a Node.js program written in TypeScript imports and calls, entry point by entry point. */
 const USAGE = `import http from "node:http";
 import type { ErrorCode, NewPetInput, Operations, PetStoreOptions } from "petstore-lib";
-import { buildOpenApi, createPetStore, isPetStoreError, nextCursor, PetStoreError, RuleViolation } from "petstore-lib";
+import { createPetStore, isPetStoreError, PetStoreError, RuleViolation } from "petstore-lib";
+import { buildOpenApi } from "petstore-lib/openapi";
+import { nextCursor } from "petstore-lib"; // a deprecated alias: it must type-check too
 import { type AdapterStore, isPromise, isUnderBasePath } from "petstore-lib/adapter";
 import { createPetStoreClient, nextCursor as nextCursorOfClient } from "petstore-lib/client";
 import { conformanceCases } from "petstore-lib/conformance";

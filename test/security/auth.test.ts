@@ -7,7 +7,8 @@
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { apiKeys, createPetStore } from "../../lib/index.ts";
+import { apiKeys } from "../../lib/entries/auth.ts";
+import { createPetStore } from "../../lib/index.ts";
 import { startServer } from "../../server/index.ts";
 import { rawExchange, requestHead } from "../fuzz/raw-http.ts";
 

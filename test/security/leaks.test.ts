@@ -9,7 +9,8 @@ import type { AddressInfo } from "node:net";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { createNodeHandler } from "../../adapters/node-http.ts";
-import type { PetStorage, PetStoreResponse } from "../../lib/index.ts";
+import type { PetStorage } from "../../lib/entries/storage.ts";
+import type { PetStoreResponse } from "../../lib/index.ts";
 import { createPetStore, ERRORS } from "../../lib/index.ts";
 
 const KEY = "leak-test-key-1234";

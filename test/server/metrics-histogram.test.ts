@@ -5,7 +5,7 @@
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import type { Observation } from "../../lib/index.ts";
+import type { Observation } from "../../lib/entries/observe.ts";
 import { createMetrics, loadPromClient, REQUEST_BUCKETS, STORAGE_BUCKETS } from "../../server/metrics.ts";
 
 /** The lines of one metric's exposition, labels in name order, sorted: the same series whatever order prom-client keeps. */

@@ -12,7 +12,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { createPetStore, InvalidRecordError } from "../../lib/index.ts";
+import { InvalidRecordError } from "../../lib/entries/storage.ts";
+import { createPetStore } from "../../lib/index.ts";
 import { type Child, spawnServer, startedUrl } from "../support/server-child.ts";
 
 const KEY = "metrics-test-key-5f2c9d";

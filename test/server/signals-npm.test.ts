@@ -1,7 +1,7 @@
 /**
  * Stopping the server as users start it, each in a process group of its own as in a terminal: the
  * repository's `npm start` (Ctrl-C reaches npm and the server, and npm passes it on again: npm
- * exits 0), and the packed package's `petstore` bin in a fresh project (the bin, and `npx petstore`).
+ * exits 0), and petstore-server's `petstore` bin (its tarball and the library's) in a fresh project (the bin, and `npx petstore`).
  */
 import { cpSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -48,11 +48,11 @@ const ctrlC = (how: string): StopCase => ({
 });
 
 test.before(() => {
-  const { tarball } = packedPackage();
+  const { tarball, serverTarball } = packedPackage();
   project = mkdtempSync(join(tmpdir(), "petstore-signals-"));
   writeFileSync(join(project, "package.json"), JSON.stringify({ name: "signals-project", private: true }));
   const install = (mode: string) =>
-    run("npm", ["install", mode, "--no-package-lock", "--loglevel=error", tarball], project, 120_000);
+    run("npm", ["install", mode, "--no-package-lock", "--loglevel=error", tarball, serverTarball], project, 120_000);
   try {
     install("--offline");
   } catch {

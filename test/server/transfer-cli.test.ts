@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { memoryStorage } from "../../lib/index.ts";
+import { memoryStorage } from "../../lib/entries/storage.ts";
 import { requireFromDriver } from "../../lib/storage/driver.ts";
 import { openStorage } from "../../lib/storage/open.ts";
 import type { PetStorage } from "../../lib/storage/port.ts";

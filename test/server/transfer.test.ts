@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { memoryStorage } from "../../lib/index.ts";
+import { memoryStorage } from "../../lib/entries/storage.ts";
 import type { PetStorage } from "../../lib/storage/port.ts";
 import { sqliteStorage } from "../../lib/storage/sqlite/index.ts";
 import { type ExportRecord, exportStore, ImportError, importFile, importStore } from "../../server/index.ts";

@@ -9,7 +9,7 @@ import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import type { SocketTarget } from "../../conformance/index.ts";
 import { conformanceCases } from "../../conformance/index.ts";
-import type { PetStorage } from "../../lib/index.ts";
+import type { PetStorage } from "../../lib/entries/storage.ts";
 import { type Backend, backends } from "../storage/backends.ts";
 import { RUN } from "../storage/services.ts";
 import { type Child, jsonLines, spawnServer, startedUrl } from "../support/server-child.ts";

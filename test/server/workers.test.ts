@@ -9,7 +9,7 @@ import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import type { Pet } from "../../lib/index.ts";
+import type { Pet } from "../../lib/entries/schemas.ts";
 import { openStorage } from "../../lib/index.ts";
 import { restartDelay } from "../../server/cluster.ts";
 import { ConfigError, loadConfig } from "../../server/config.ts";

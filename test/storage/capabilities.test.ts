@@ -5,8 +5,9 @@
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import type { Pet, PetStorage } from "../../lib/index.ts";
-import { memoryStorage } from "../../lib/index.ts";
+import type { Pet } from "../../lib/entries/schemas.ts";
+import type { PetStorage } from "../../lib/entries/storage.ts";
+import { memoryStorage } from "../../lib/entries/storage.ts";
 import { call, makeStore } from "../support/helpers.ts";
 
 const slowly = <T>(value: T): Promise<T> => new Promise((resolve) => setTimeout(() => resolve(value), 60));

@@ -5,8 +5,9 @@
  */
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
+import type { Pet } from "../../lib/entries/schemas.ts";
+import type { PetStorage } from "../../lib/entries/storage.ts";
 import { fingerprintOf } from "../../lib/idempotency.ts";
-import type { Pet, PetStorage } from "../../lib/index.ts";
 import { createPetStore, isPetStoreError, RuleViolation } from "../../lib/index.ts";
 import type { IdempotencyRecord, PetData } from "../../lib/storage/port.ts";
 import { type Backend, backends } from "./backends.ts";

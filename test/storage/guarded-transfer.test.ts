@@ -6,7 +6,8 @@
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { isPetStoreError, memoryStorage } from "../../lib/index.ts";
+import { memoryStorage } from "../../lib/entries/storage.ts";
+import { isPetStoreError } from "../../lib/index.ts";
 import { InvalidRecordError, invalidRecordOf } from "../../lib/storage/failures.ts";
 import { guardTransfer } from "../../lib/storage/guarded-transfer.ts";
 import type { PetStorage, StorageTransfer } from "../../lib/storage/port.ts";

@@ -10,8 +10,9 @@ import { brotliDecompressSync, gunzipSync, zstdDecompressSync } from "node:zlib"
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { createNodeHandler } from "../../adapters/node-http.ts";
+import { memoryStorage } from "../../lib/entries/storage.ts";
 import type { PetStore } from "../../lib/index.ts";
-import { createPetStore, memoryStorage } from "../../lib/index.ts";
+import { createPetStore } from "../../lib/index.ts";
 import { backends } from "./backends.ts";
 import { RUN } from "./services.ts";
 

@@ -13,8 +13,9 @@
  */
 import { createInterface } from "node:readline";
 import { createFetchHandler } from "../../adapters/fetch.ts";
+import { jwt } from "../../lib/entries/auth.ts";
 import type { PetStore } from "../../lib/index.ts";
-import { createPetStore, jwt, openStorage } from "../../lib/index.ts";
+import { createPetStore, openStorage } from "../../lib/index.ts";
 import { CORS_ORIGIN } from "./conformance-origin.ts";
 
 declare const Bun:

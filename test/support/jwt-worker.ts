@@ -4,7 +4,8 @@
  * (ISSUER, AUDIENCE), as a deployed Worker's vars would. jose verifies on Web Crypto.
  */
 import { createFetchHandler } from "../../adapters/fetch.ts";
-import { createPetStore, jwt } from "../../lib/index.ts";
+import { jwt } from "../../lib/entries/auth.ts";
+import { createPetStore } from "../../lib/index.ts";
 
 let handler: ((request: Request) => Promise<Response>) | undefined;
 

@@ -25,13 +25,22 @@ function tarball(): string {
   return packedPackage().tarball; // one pack per process, shared with the suites that use ./tarball.ts
 }
 
-/** A fresh project (`type: module`) with the packed tarball and `packages` (name@version) installed. */
-export function consumer(packages: string[]): string {
+/**
+ * A fresh project (`type: module`) with the packed library and `packages` (name@version) installed;
+ * with `server: true`, petstore-server's tarball too (what `npm install petstore-server` gives).
+ */
+export function consumer(packages: string[], options: { server?: boolean } = {}): string {
   const dir = mkdtempSync(join(tmpdir(), "petstore-consumer-"));
   temporary.push(dir);
   writeFileSync(join(dir, "package.json"), JSON.stringify({ name: "consumer", private: true, type: "module" }));
+  const server = options.server ? [packedPackage().serverTarball] : [];
   const install = (mode: string) =>
-    run("npm", ["install", mode, "--no-package-lock", "--loglevel=error", tarball(), ...packages], dir, 120_000);
+    run(
+      "npm",
+      ["install", mode, "--no-package-lock", "--loglevel=error", tarball(), ...server, ...packages],
+      dir,
+      180_000,
+    );
   try {
     install("--offline");
   } catch {

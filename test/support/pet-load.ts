@@ -3,7 +3,7 @@
  * one after another until `stop()` or `perClient` attempts. Every pet acknowledged with `201` is
  * kept, to check later that none was lost.
  */
-import type { Pet } from "../../lib/index.ts";
+import type { Pet } from "../../lib/entries/schemas.ts";
 
 export interface PetLoad {
   /** The pets answered 201 so far. */

@@ -9,7 +9,7 @@ import net from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import * as assert from "uvu/assert";
-import type { Pet } from "../../lib/index.ts";
+import type { Pet } from "../../lib/entries/schemas.ts";
 import { openStorage } from "../../lib/index.ts";
 import type { Program } from "./program.ts";
 import { jsonLines } from "./server-child.ts";

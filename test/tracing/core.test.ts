@@ -8,8 +8,10 @@ import { context, ROOT_CONTEXT, SpanKind, trace } from "@opentelemetry/api";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { tokenId } from "../../lib/auth/principal.ts";
-import type { PetStorage, PetStoreOptions } from "../../lib/index.ts";
-import { createPetStore, memoryStorage } from "../../lib/index.ts";
+import type { PetStorage } from "../../lib/entries/storage.ts";
+import { memoryStorage } from "../../lib/entries/storage.ts";
+import type { PetStoreOptions } from "../../lib/index.ts";
+import { createPetStore } from "../../lib/index.ts";
 import { AUTH, call, KEY } from "../support/helpers.ts";
 import { recordSpans, registerContext, spanText, viewSpans } from "../support/tracing.ts";
 

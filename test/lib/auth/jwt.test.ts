@@ -11,8 +11,9 @@ import type { JWK } from "jose";
 import { exportJWK, generateKeyPair, SignJWT } from "jose";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import type { JwtOptions } from "../../../lib/index.ts";
-import { createPetStore, jwt } from "../../../lib/index.ts";
+import type { JwtOptions } from "../../../lib/entries/auth.ts";
+import { jwt } from "../../../lib/entries/auth.ts";
+import { createPetStore } from "../../../lib/index.ts";
 
 const AUDIENCE = "https://pets.example";
 

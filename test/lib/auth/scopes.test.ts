@@ -6,8 +6,10 @@
  */
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import type { Observation, PetStore, PetStoreOptions, RuleContext } from "../../../lib/index.ts";
-import { apiKeys, createPetStore } from "../../../lib/index.ts";
+import { apiKeys } from "../../../lib/entries/auth.ts";
+import type { Observation } from "../../../lib/entries/observe.ts";
+import type { PetStore, PetStoreOptions, RuleContext } from "../../../lib/index.ts";
+import { createPetStore } from "../../../lib/index.ts";
 import { errorOf } from "../../support/helpers.ts";
 import { recordSpans, registerContext } from "../../support/tracing.ts";
 
