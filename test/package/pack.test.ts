@@ -1,9 +1,11 @@
 /**
- * The package as users get it. A copy of the repository is built (`npm run build`) and packed
- * (`npm pack`, test/support/tarball.ts); the tarball is installed into a fresh temporary project
- * (from the npm cache where possible), where (a) a JavaScript program imports the compiled core and adapters,
- * (b) a TypeScript consumer is type-checked against the shipped .d.ts files, and (c) the `bin`
- * starts a server. Nothing here touches the repository's own dist/ or node_modules/.
+ * The packages as users get them. A copy of the repository is built (`npm run build`) and packed
+ * (`npm pack` and `npm run pack:server`, test/support/tarball.ts); both tarballs are installed into
+ * a fresh temporary project (from the npm cache where possible), where (a) a JavaScript program
+ * imports the compiled core, adapters and petstore-server's docs page, (b) a TypeScript consumer is
+ * type-checked against the shipped .d.ts files, and (c) petstore-server's `bin` starts a server. A
+ * second project holds the library alone: the moved entries say what to install. Nothing here
+ * touches the repository's own dist/ or node_modules/.
  */
 import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -12,49 +14,25 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
+import { serverProject } from "../support/packed.ts";
 import { ROOT } from "../support/program.ts";
-import { packedPackage, repoVersion, run } from "../support/tarball.ts";
+import { packedPackage, run } from "../support/tarball.ts";
 
 const TMP = mkdtempSync(join(tmpdir(), "petstore-pack-"));
-const CONSUMER = join(TMP, "consumer");
+let CONSUMER = "";
 const KEY = "pack-smoke-key-0123456789";
 
 const repoPkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8"));
-const binName = typeof repoPkg.bin === "string" ? repoPkg.name : Object.keys(repoPkg.bin ?? {})[0];
+const serverPkg = JSON.parse(readFileSync(join(ROOT, "server", "package.json"), "utf8"));
+const binName = Object.keys(serverPkg.bin ?? {})[0];
 
 let tarball = "";
 let packed: { path: string }[] = [];
 
 test.before(() => {
   ({ tarball, files: packed } = packedPackage());
-
-  mkdirSync(CONSUMER);
-  writeFileSync(
-    join(CONSUMER, "package.json"),
-    JSON.stringify({ name: "petstore-consumer", version: "1.0.0", private: true, type: "module" }, null, 2),
-  );
-  // The tarball, plus the optional peer the hapi check needs and Node's types for tsc: from the
-  // npm cache alone when it holds everything, else from the registry for what it lacks.
-  const install = (mode: string) =>
-    run(
-      "npm",
-      [
-        "install",
-        mode,
-        "--no-package-lock",
-        "--loglevel=error",
-        tarball,
-        `@hapi/hapi@${repoVersion("@hapi/hapi")}`,
-        `@types/node@${repoVersion("@types/node")}`,
-      ],
-      CONSUMER,
-      90_000,
-    );
-  try {
-    install("--offline");
-  } catch {
-    install("--prefer-offline");
-  }
+  // Both tarballs, hapi (an optional peer the hapi check needs) and Node's types for tsc.
+  CONSUMER = serverProject();
 });
 
 test.after(() => {
@@ -78,6 +56,11 @@ test("package: the tarball holds the compiled library and its docs, and no tests
   collect(repoPkg.main);
   collect(repoPkg.types);
   for (const target of targets) assert.ok(set.has(target), `package.json names ${target}, which is in the tarball`);
+  assert.is(repoPkg.bin, undefined, "the library has no bin: `petstore` is petstore-server's");
+  for (const name of ["pino", "prom-client", "swagger-ui-dist", "@opentelemetry/sdk-trace"]) {
+    assert.not.ok(name in (repoPkg.dependencies ?? {}), `${name} is not the library's dependency`);
+    assert.not.ok(name in (repoPkg.peerDependencies ?? {}), `${name} is not the library's peer`);
+  }
 
   const unwanted = paths.filter(
     (p) =>
@@ -150,7 +133,8 @@ import * as root from "petstore-lib";
 import { createPetStore, isPetStoreError, openStorage, RuleViolation } from "petstore-lib";
 import { isPromise, isUnderBasePath } from "petstore-lib/adapter";
 import { nextCursor } from "petstore-lib/client";
-import { createDocsHandler } from "petstore-lib/docs";
+import { createDocsHandler } from "petstore-server/docs";
+import * as deprecatedDocs from "petstore-lib/docs";
 import { startTestServer } from "petstore-lib/testing";
 import { petStorePlugin } from "petstore-lib/hapi";
 import { createNodeHandler } from "petstore-lib/node-http";
@@ -165,6 +149,7 @@ result.kit = [isUnderBasePath("/v1/pets", store.basePath), isPromise(Promise.res
 try { await store.getPet(99); } catch (error) { result.notFound = isPetStoreError(error, "pet_not_found"); }
 
 const docs = createDocsHandler({ basePath: "/v1" });
+result.deprecatedDocs = deprecatedDocs.createDocsHandler === createDocsHandler;
 const server = createServer(createNodeHandler(store, { fallback: (req, res) => docs(req, res) || res.end("host") }));
 await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
 const base = "http://127.0.0.1:" + server.address().port;
@@ -176,9 +161,9 @@ result.list = [list.status, await list.json()];
 result.host = await (await fetch(base + "/elsewhere")).text();
 const doc = await fetch(base + "/v1/openapi.json");
 result.openapi = [doc.status, (await doc.json()).info.version];
-// swagger-ui-dist, an optional peer, is not installed here: the page says what to install.
+// swagger-ui-dist comes with petstore-server: the page is served with nothing more to install.
 const page = await fetch(base + "/docs");
-result.docs = [page.status, (await page.json()).message];
+result.docs = [page.status, page.headers.get("content-type"), /swagger/i.test(await page.text())];
 server.close();
 server.closeAllConnections();
 
@@ -196,8 +181,6 @@ const refused = await fetch(kit.url + "/pets", { method: "POST", headers: { ...k
 result.testing = [kit.url.startsWith("http://127.0.0.1:") && kit.url.endsWith("/v1"), failed.status, (await kitList.json()).length, refused.status, (await refused.json()).code];
 await kit.close();
 
-// Optional storage drivers are not installed here: asking for one is one clear error.
-try { await openStorage("redis://127.0.0.1:6379"); } catch (error) { result.redis = error.name + ": " + error.message; }
 await store.close();
 console.log(JSON.stringify(result));
 `,
@@ -217,11 +200,14 @@ console.log(JSON.stringify(result));
   assert.is(result.list[1].length, 2);
   assert.is(result.host, "host");
   assert.equal(result.openapi, [200, "1.0.0"]);
-  assert.is(result.docs[0], 503, "without swagger-ui-dist the docs page is unavailable");
-  assert.match(result.docs[1], /optional package swagger-ui-dist: run npm install swagger-ui-dist/);
+  assert.equal(
+    result.docs,
+    [200, "text/html; charset=utf-8", true],
+    "petstore-server's docs page, swagger-ui-dist included",
+  );
+  assert.is(result.deprecatedDocs, true, "petstore-lib/docs re-exports petstore-server/docs while it is installed");
   assert.equal(result.hapi, [200, "Rex", "@1795564800"]);
   assert.equal(result.testing, [true, 503, 2, 422, "unknown_category"], "petstore-lib/testing and rules from dist/");
-  assert.match(result.redis, /^StorageConfigError: .*@keyv\/redis.*npm install @keyv\/redis/);
 });
 
 test("package: a strict TypeScript consumer type-checks against the shipped .d.ts files", () => {
@@ -259,8 +245,9 @@ import { apiKeys } from "petstore-lib/auth";
 import { memoryStorage, redisStorage } from "petstore-lib/storage";
 import { petStorePlugin } from "petstore-lib/hapi";
 import { createNodeHandler } from "petstore-lib/node-http";
-import type { RunningServer, ServerConfig } from "petstore-lib/server";
-import { loadConfig, startServer } from "petstore-lib/server";
+import type { RunningServer, ServerConfig } from "petstore-server";
+import { loadConfig, startServer } from "petstore-server";
+import { startServer as deprecatedStart } from "petstore-lib/server";
 import type { TestResponse, TestServer } from "petstore-lib/testing";
 import { createTestStore, startTestServer } from "petstore-lib/testing";
 import { RuleViolation } from "petstore-lib";
@@ -290,7 +277,8 @@ const opened: Promise<PetStorage> = openStorage("memory");
 const config: ServerConfig = { port: 0, host: "127.0.0.1", storage: "memory", basePath: "/v1", logLevel: "info", apiKeys: ["k"] };
 const running: Promise<RunningServer> = startServer(config);
 const loaded: ServerConfig = loadConfig({ PORT: "0" }, ["--log-level", "warn"]).config;
-void [id, next, status, redis, opened, running, loaded];
+const same: typeof startServer = deprecatedStart;
+void [id, next, status, redis, opened, running, loaded, same];
 const kit: TestServer = await startTestServer({ pets: 1, rules: { beforeCreate: () => { throw new RuleViolation("not_today", "No.", { status: 409 }); } } });
 const inject: TestResponse = await (await createTestStore()).request("GET", "/v1/pets", { headers: { "x-request-id": "a" } });
 kit.failNext(1, { status: 503, operation: "getPet" });
@@ -317,8 +305,8 @@ void [lost, code];
   run(process.execPath, [join(ROOT, "node_modules/typescript/bin/tsc"), "-p", "tsconfig.json"], CONSUMER, 90_000);
 });
 
-test("package: the bin starts a server on PORT=0, answers an authorised request, says /docs needs swagger-ui-dist, and exits 0 on SIGTERM", async () => {
-  assert.ok(binName, "package.json has a bin");
+test("package: petstore-server's bin starts a server on PORT=0, answers an authorised request, serves /docs, and exits 0 on SIGTERM", async () => {
+  assert.ok(binName, "server/package.json has a bin");
   const bin = join(CONSUMER, "node_modules", ".bin", binName as string);
   assert.ok(existsSync(bin), `${bin} is installed`);
   const child = spawn(bin, [], {
@@ -358,11 +346,11 @@ test("package: the bin starts a server on PORT=0, answers an authorised request,
     const res = await fetch(`${url}/pets`, { headers: { authorization: `Bearer ${KEY}` } });
     assert.is(res.status, 200);
     assert.is(await res.text(), "[]");
-    // swagger-ui-dist (an optional peer) is not installed: a start-up line and /docs say so.
-    assert.match(out, /API reference page off: GET \/docs answers 503 .*npm install swagger-ui-dist/);
+    // swagger-ui-dist is petstore-server's dependency: the page is on, nothing to install.
+    assert.not.match(out, /npm install/);
     const docs = await fetch(new URL("/docs", url));
-    assert.is(docs.status, 503);
-    assert.match(((await docs.json()) as { message: string }).message, /npm install swagger-ui-dist/);
+    assert.is(docs.status, 200);
+    assert.match(await docs.text(), /swagger/i);
     child.kill("SIGTERM");
     assert.is(await bounded(exited, "no exit after SIGTERM"), 0);
     assert.is(err, "");
@@ -372,6 +360,40 @@ test("package: the bin starts a server on PORT=0, answers an authorised request,
       await exited;
     }
   }
+});
+
+test("package: with the library alone, petstore-lib/server and /docs fail with one line naming petstore-server, a driver with one naming it", () => {
+  const alone = join(TMP, "library-alone");
+  mkdirSync(alone);
+  writeFileSync(join(alone, "package.json"), JSON.stringify({ name: "alone", private: true, type: "module" }));
+  const install = (mode: string) =>
+    run("npm", ["install", mode, "--no-package-lock", "--loglevel=error", tarball], alone, 120_000);
+  try {
+    install("--offline");
+  } catch {
+    install("--prefer-offline");
+  }
+  writeFileSync(
+    join(alone, "app.mjs"),
+    `const out = [];
+for (const entry of ["petstore-lib/server", "petstore-lib/docs"]) {
+  try { await import(entry); out.push("imported"); } catch (error) { out.push(error.message); }
+}
+const { createPetStore, openStorage } = await import("petstore-lib");
+out.push(typeof createPetStore);
+// The storage drivers are the library's optional peers, not installed here: one clear error.
+try { await openStorage("redis://127.0.0.1:6379"); } catch (error) { out.push(error.name + ": " + error.message); }
+console.log(JSON.stringify(out));
+`,
+  );
+  const out = JSON.parse(run(process.execPath, ["app.mjs"], alone, 30_000).trim());
+  assert.equal(out, [
+    'petstore-lib/server moved to the package petstore-server in 1.4: npm install petstore-server, and import from "petstore-server"',
+    'petstore-lib/docs moved to the package petstore-server in 1.4: npm install petstore-server, and import from "petstore-server/docs"',
+    "function",
+    out[3],
+  ]);
+  assert.match(out[3], /^StorageConfigError: .*@keyv\/redis.*npm install @keyv\/redis/);
 });
 
 test.run();

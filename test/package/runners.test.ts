@@ -31,6 +31,7 @@ function asUser(file: string): string {
     .replaceAll('"../../../testing/index.ts"', '"petstore-lib/testing"')
     .replaceAll('"../../client/index.ts"', '"petstore-lib/client"')
     .replaceAll('"../../lib/index.ts"', '"petstore-lib"')
+    .replaceAll('"../../lib/entries/schemas.ts"', '"petstore-lib/schemas"')
     .replaceAll('"../pet-shop.ts"', '"./pet-shop.js"');
 }
 

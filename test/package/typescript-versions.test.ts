@@ -1,5 +1,5 @@
 /**
- * The TypeScript versions the README names: a usage file of the packed package's entry points
+ * The TypeScript versions the README names: a usage file of the packed library's entry points
  * type-checks without `skipLibCheck` under TypeScript 5.1 (the floor), the repository's 5.x and the
  * newest; under 5.0 only the dependencies' declarations fail (valibot's and Node's, never ours).
  * The compilers are installed into the project from the npm cache (the registry on a first run).
@@ -24,17 +24,25 @@ import { nextCursor } from "petstore-lib"; // a deprecated alias: it must type-c
 import { type AdapterStore, isPromise, isUnderBasePath } from "petstore-lib/adapter";
 import { createPetStoreClient, nextCursor as nextCursorOfClient } from "petstore-lib/client";
 import { conformanceCases } from "petstore-lib/conformance";
-import { createDocsHandler } from "petstore-lib/docs";
 import { createFetchHandler } from "petstore-lib/fetch";
 import { createNodeHandler } from "petstore-lib/node-http";
-import { loadConfig } from "petstore-lib/server";
+import { apiKeys } from "petstore-lib/auth";
+import type { Observation } from "petstore-lib/observe";
+import type { Pet } from "petstore-lib/schemas";
+import { memoryStorage } from "petstore-lib/storage";
 import { createTestStore, startTestServer } from "petstore-lib/testing";
 
-const options: PetStoreOptions = { auth: ["key"], rules: { beforeCreate: (pet) => void pet.name } };
+const seen: Observation[] = [];
+const options: PetStoreOptions = {
+  auth: apiKeys(["key"]),
+  storage: memoryStorage(),
+  observe: (observation) => void seen.push(observation),
+  rules: { beforeCreate: (pet) => void pet.name },
+};
 const store = createPetStore(options);
 const operations: Operations = store;
 const input: NewPetInput = { name: "Rex", categoryId: 1, status: "sold" };
-const pet = await operations.createPet(input);
+const pet: Pet = await operations.createPet(input);
 const id: number = pet.id;
 const page = await store.listPets({ limit: 10 });
 const fetchHandler = createFetchHandler(store);
@@ -55,11 +63,10 @@ try {
   }
 }
 http.createServer(createNodeHandler(store));
-http.createServer((req, res) => void createDocsHandler({ basePath: "/v1" })(req, res));
 const kit = await createTestStore({ pets: 3 });
 const listed = await kit.request("GET", "/v1/pets?limit=2");
 const server = await startTestServer();
-console.log(page, cursor, listed.status, server.url, conformanceCases().length, buildOpenApi().openapi, loadConfig);
+console.log(page, cursor, listed.status, server.url, conformanceCases().length, buildOpenApi().openapi, seen);
 console.log(new PetStoreError("pet_not_found"), new RuleViolation("name_taken", "Taken."));
 // @ts-expect-error: categoryId is a number
 const wrong: NewPetInput = { name: "Rex", categoryId: "1" };

@@ -1,16 +1,10 @@
-/**
- * Stopping the server as users start it, each in a process group of its own as in a terminal: the
- * repository's `npm start` (Ctrl-C reaches npm and the server, and npm passes it on again: npm
- * exits 0), and petstore-server's `petstore` bin (its tarball and the library's) in a fresh project (the bin, and `npx petstore`).
- */
-import { cpSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { ROOT, startProgram } from "../support/program.ts";
+import { serverProject } from "../support/packed.ts";
+import { startProgram } from "../support/program.ts";
 import { type Launch, type Processes, runStopCases, type StopCase } from "../support/stop-case.ts";
-import { npmEnv, packedPackage, run } from "../support/tarball.ts";
+import { npmEnv } from "../support/tarball.ts";
 
 let project = "";
 
@@ -48,25 +42,7 @@ const ctrlC = (how: string): StopCase => ({
 });
 
 test.before(() => {
-  const { tarball, serverTarball } = packedPackage();
-  project = mkdtempSync(join(tmpdir(), "petstore-signals-"));
-  writeFileSync(join(project, "package.json"), JSON.stringify({ name: "signals-project", private: true }));
-  const install = (mode: string) =>
-    run("npm", ["install", mode, "--no-package-lock", "--loglevel=error", tarball, serverTarball], project, 120_000);
-  try {
-    install("--offline");
-  } catch {
-    install("--prefer-offline");
-  }
-  // The SQLite driver as `npm install @keyv/sqlite` lays it out, copied from the repository (whose
-  // sqlite3 is built: an install here would need to download or compile it).
-  for (const name of ["@keyv/sqlite", "sqlite3", "bindings", "file-uri-to-path"]) {
-    cpSync(join(ROOT, "node_modules", name), join(project, "node_modules", name), { recursive: true });
-  }
-});
-
-test.after(() => {
-  if (project !== "") rmSync(project, { recursive: true, force: true });
+  project = serverProject(); // petstore-server's tarball and the library's, as a user installs them
 });
 
 test("npm start and the packed bin: Ctrl-C and SIGTERM to the group stop gracefully (npm exits 0)", async () => {

@@ -5,7 +5,7 @@
  * where possible). Nothing touches the repository's own dist/ or node_modules/.
  */
 import { spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ROOT } from "./program.ts";
@@ -47,6 +47,45 @@ export function consumer(packages: string[], options: { server?: boolean } = {})
     install("--prefer-offline");
   }
   mkdirSync(join(dir, "src"), { recursive: true });
+  return dir;
+}
+
+let shared: string | undefined;
+
+/**
+ * One project per test process with both tarballs (what `npm install petstore-server` gives), plus
+ * hapi and Node's types, for the suites that run the server's bin or import both packages. Install
+ * scripts are skipped and the repository's built sqlite3 is copied in: compiling it again (90 s to
+ * 3 min here) would prove nothing more (test/package/matrix.test.ts installs the server for real).
+ */
+export function serverProject(): string {
+  if (shared !== undefined) return shared;
+  const { tarball: library, serverTarball } = packedPackage();
+  const dir = mkdtempSync(join(tmpdir(), "petstore-server-project-"));
+  process.once("exit", () => rmSync(dir, { recursive: true, force: true }));
+  writeFileSync(join(dir, "package.json"), JSON.stringify({ name: "server-project", private: true, type: "module" }));
+  const packages = [
+    library,
+    serverTarball,
+    `@hapi/hapi@${versionOf("@hapi/hapi")}`,
+    `@types/node@${versionOf("@types/node")}`,
+  ];
+  const install = (mode: string) =>
+    run(
+      "npm",
+      ["install", mode, "--ignore-scripts", "--no-package-lock", "--loglevel=error", ...packages],
+      dir,
+      300_000,
+    );
+  try {
+    install("--offline");
+  } catch {
+    install("--prefer-offline");
+  }
+  const sqlite3 = join(dir, "node_modules", "sqlite3");
+  rmSync(sqlite3, { recursive: true, force: true });
+  cpSync(join(ROOT, "node_modules", "sqlite3"), sqlite3, { recursive: true });
+  shared = dir;
   return dir;
 }
 
