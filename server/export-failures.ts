@@ -1,7 +1,7 @@
 /**
  * An OTLP endpoint that fails is logged once, as it first fails: the exporter retries a failed
- * batch for about 13 s before it reports, and reports every batch. Connection errors are seen on
- * the exporter's sockets at the first attempt; other failures (a 404) when the batch is reported.
+ * batch for seconds (up to its timeout) before it reports, and reports every batch. Connection
+ * errors are seen on its sockets at the first attempt; other failures (a 404) when the batch is reported.
  * A success re-arms it, so each outage is one line.
  */
 import http from "node:http";
