@@ -75,7 +75,7 @@ export function headerComponents(deprecatedAt: Date, sunsetAt: Date): Record<str
       { type: "string", pattern: "^(private, (no-cache|max-age=[0-9]+)|no-store)(, no-transform)?$" },
     ),
     ETag: header(
-      'A strong validator of this answer, derived from the stored data (the same from every server process and backend); send it back in `If-None-Match`. A server that compresses (the standalone server, the Node adapter) gives each coding its own (`"…-br"`); a host or proxy that compresses may weaken it instead (`W/`), which `If-None-Match` still matches.',
+      'A strong validator of this answer, derived from the stored data (the same from every server process and backend); send it back in `If-None-Match`. A server that compresses gives each coding its own (`"…-br"`); a host or proxy that compresses may weaken it instead (`W/`), which `If-None-Match` still matches.',
       { type: "string", pattern: '^(W/)?"[!#-~]+"$', examples: ['"3f2a9c0d51e7b864"'] },
     ),
     "Vary-Encoding": header(

@@ -3,6 +3,7 @@
  * operations, built from the shared components (lib/openapi-components.ts). `buildOpenApi` for
  * tools; `openApiRoute` serves it at `{base}/openapi.json` without a key.
  */
+import { EXPOSED_HEADERS, RATE_LIMIT_EXPOSED } from "./cors.ts";
 import { DEFAULT_IDEMPOTENCY_TTL_MS } from "./idempotency.ts";
 import type { JsonText } from "./json.ts";
 import type { Json, RuleCode } from "./openapi-components.ts";
@@ -52,6 +53,11 @@ export interface OpenApiOptions {
    * (`jwt()`): each is an `openIdConnect` security scheme beside the bearer scheme of API keys.
    */
   openIdConfigurationUrls?: readonly string[] | undefined;
+  /**
+   * Whether the store answers CORS preflights (`createPetStore({ cors })`); without, the document
+   * has no `OPTIONS` operations. Default true: the document of everything the API can serve.
+   */
+  cors?: boolean;
 }
 
 /** The names of the `openIdConnect` schemes, one per issuer: "openId", "openId2"… */
@@ -103,7 +109,7 @@ function preflightOperation(operationId: string, methods: string, pathParameters
   return {
     operationId,
     summary: "CORS preflight",
-    description: `A browser asks whether a page of another origin may call this path. When the store allows the request's \`Origin\` (\`createPetStore({ cors })\`, \`PETSTORE_CORS_ORIGINS\`) and \`Access-Control-Request-Method\` is sent, the answer is \`204\` before any key, allowing \`${methods}\`; otherwise \`405\`, as for any method this path does not serve. Every other answer to an allowed origin, errors included, carries \`Access-Control-Allow-Origin\`, \`Access-Control-Expose-Headers\` and \`Vary: Origin\`.`,
+    description: `A browser asks whether a page of another origin may call this path. When the service allows the request's \`Origin\` and \`Access-Control-Request-Method\` is sent, the answer is \`204\` before any key, allowing \`${methods}\`; otherwise \`405\`, as for any method this path does not serve. Every other answer to an allowed origin, errors included, carries \`Access-Control-Allow-Origin\`, \`Access-Control-Expose-Headers\` and \`Vary: Origin\`.`,
     tags: ["cors"],
     security: [],
     parameters: [
@@ -143,6 +149,7 @@ function paths(
   sunset: string,
   ruleCodes: readonly RuleCode[],
   openIdUrls: readonly string[],
+  cors: boolean,
 ): Json {
   const read = securityFor("pets:read", openIdUrls);
   const write = securityFor("pets:write", openIdUrls);
@@ -231,7 +238,7 @@ function paths(
           ...commonErrors(),
         },
       },
-      options: preflightOperation("preflightPets", "GET, HEAD, POST"),
+      ...(cors ? { options: preflightOperation("preflightPets", "GET, HEAD, POST") } : {}),
     },
     "/pets/{petId}": {
       get: {
@@ -255,7 +262,7 @@ function paths(
           ...commonErrors(DEPRECATION_HEADERS),
         },
       },
-      options: preflightOperation("preflightPet", "GET, HEAD", [petIdParameter]),
+      ...(cors ? { options: preflightOperation("preflightPet", "GET, HEAD", [petIdParameter]) } : {}),
     },
   };
 }
@@ -297,6 +304,34 @@ function unroutedResponses(): Json {
   };
 }
 
+/** A list of header names as code: "`Link`, `Location`". */
+const codes = (names: string) =>
+  names
+    .split(", ")
+    .map((name) => `\`${name}\``)
+    .join(", ");
+
+/**
+ * The API's description, for those who call it: what it does, authentication, pagination, errors,
+ * limits and caching (how a server is set up is the operator's, in docs/, not here).
+ */
+function description(basePath: string, cors: boolean): string {
+  const paragraphs = [
+    "An HTTP/JSON service that manages the animals offered in a pet store: list them (in pages, filtered by status), add one, get one.",
+    `**Authentication.** Every operation needs an API key or an access token, sent as \`Authorization: Bearer <key>\`. It grants scopes: \`pets:read\` to list and get, \`pets:write\` to create. No credentials, or unknown ones, is \`401\`; a caller without the operation's scope gets \`403 insufficient_scope\`. This document is served without a key at \`${basePath}/openapi.json\`.`,
+    '**Pagination.** `listPets` answers pages of pets in ascending `id` (creation) order, `limit` pets at most. When more follow, the `Link` header carries the next page\'s URL (`rel="next"`, with an opaque `cursor`); following it until it is absent visits every pet once.',
+    `**Requests and errors.** Paths are exact (\`${basePath}/pets/\` is not \`${basePath}/pets\`) and \`HEAD\` is accepted wherever \`GET\` is. Checks run in this order: route (\`404 not_found\`, \`405 method_not_allowed\` with \`Allow\`), key (\`401\`; \`400 invalid_request\` when \`Authorization\` is given more than once), the operation's scope (\`403\`), content type, size and validation (\`415\`, \`413\`, \`400\`), then the operation. Every error is an \`Error\` body whose \`status\` equals the HTTP status. An \`Idempotency-Key\` makes a create safe to retry.`,
+    "**Limits.** The service may limit how many requests each caller makes in a fixed window: answers then carry `RateLimit-Policy` and `RateLimit` (IETF draft-ietf-httpapi-ratelimit-headers), and a caller past its limit gets `429 rate_limited` with `Retry-After`, nothing done. A client address that sends too many bad keys or tokens gets `429 rate_limited` with `Retry-After` for the rest of the window.",
+    "**Caching.** Pets and pages carry a strong `ETag`: sent back in `If-None-Match`, it gets `304 Not Modified` without a body while the answer is unchanged. Answers to a caller are `Cache-Control: private, no-cache` by default (a browser keeps them and revalidates; no shared cache keeps them), errors `no-store`. Answers of 1 KiB or more may be compressed (`zstd`, `br`, `gzip`, as `Accept-Encoding` prefers), each coding with its own `ETag`.",
+  ];
+  if (cors) {
+    paragraphs.push(
+      `**Browser pages of other origins.** Pages of the origins the service allows may call it (CORS): preflights are answered before the key, and every answer exposes ${codes(EXPOSED_HEADERS)} (and ${codes(RATE_LIMIT_EXPOSED)} with limits) to the page's script.`,
+    );
+  }
+  return paragraphs.join("\n\n");
+}
+
 /**
  * Builds the OpenAPI 3.1 document of the API.
  *
@@ -310,6 +345,7 @@ export function buildOpenApi(options: OpenApiOptions = {}): OpenApiDocument {
   const { schemas, query } = schemaComponents();
   const ruleCodes = options.ruleCodes ?? [];
   const openIdUrls = options.openIdConfigurationUrls ?? [];
+  const cors = options.cors ?? true;
   // The Error schema's code lists the table's codes; a served document adds the application's.
   const error = schemas.Error;
   if (ruleCodes.length > 0 && Array.isArray(error?.properties?.code?.enum)) {
@@ -329,7 +365,7 @@ export function buildOpenApi(options: OpenApiOptions = {}): OpenApiDocument {
       title: "Pet Store API",
       version: "1.0.0",
       summary: "List, add and get the animals offered in a pet store.",
-      description: `An HTTP/JSON service that manages the animals offered in a pet store. Every operation needs an API key, sent as \`Authorization: Bearer <key>\`.\n\nPaths are exact (\`${basePath}/pets/\` is not \`${basePath}/pets\`) and \`HEAD\` is accepted wherever \`GET\` is. Checks run in this order: route (\`404 not_found\`, \`405 method_not_allowed\` with \`Allow\`), key (\`401\`; \`400 invalid_request\` when \`Authorization\` is given more than once), the operation's scope (\`403 insufficient_scope\`: \`pets:read\` to list and get, \`pets:write\` to create), content type, size and validation (\`415\`, \`413\`, \`400\`), then the operation. Every error is an \`Error\` body whose \`status\` equals the HTTP status. This document is served without a key at \`${basePath}/openapi.json\`.\n\nBrowser pages of other origins may call the API when the store allows their origin (CORS: \`createPetStore({ cors: { origins } })\`, \`PETSTORE_CORS_ORIGINS\` for the standalone server): preflights are answered before the key, and every answer exposes \`Link\`, \`Location\`, \`X-Request-Id\`, \`Retry-After\`, \`Deprecation\`, \`Sunset\`, \`Idempotent-Replayed\` and \`WWW-Authenticate\` to the page's script (and \`RateLimit\`, \`RateLimit-Policy\` with rate limits).\n\nA server may have rate limits (\`createPetStore({ rateLimit })\`, \`PETSTORE_RATE_LIMIT\`): each key may then make a number of requests in each fixed window, shared by every process of the service; every answer once the key is accepted carries \`RateLimit-Policy\` and \`RateLimit\` (IETF draft-ietf-httpapi-ratelimit-headers), and a key past its limit gets \`429 rate_limited\` with \`Retry-After\`, nothing done. A client address that sends too many bad keys or tokens (30 a minute by default) gets \`429 rate_limited\` with \`Retry-After\` for the rest of the window.\n\nPets and pages carry a strong \`ETag\`: a client that sends it back in \`If-None-Match\` gets \`304 Not Modified\` without a body while the answer is unchanged. Answers to a caller are \`Cache-Control: private, no-cache\` by default (a browser keeps them and revalidates; no shared cache keeps them), errors \`no-store\`. The standalone server and the Node adapter compress answers of 1 KiB or more (\`zstd\`, \`br\`, \`gzip\`, as \`Accept-Encoding\` prefers), each coding with its own \`ETag\`.`,
+      description: description(basePath, cors),
       license: { name: "MIT", identifier: "MIT" },
     },
     servers: [
@@ -339,9 +375,9 @@ export function buildOpenApi(options: OpenApiOptions = {}): OpenApiDocument {
     security: [{ bearerAuth: [] }, ...openIdSchemes(openIdUrls).map((name) => ({ [name]: [] }))],
     tags: [
       { name: "pets", description: "The animals of the catalogue." },
-      { name: "cors", description: "Browser pages of other origins (CORS), when the store allows them." },
+      ...(cors ? [{ name: "cors", description: "Browser pages of other origins (CORS)." }] : []),
     ],
-    paths: withRateLimits(paths(query, schemas, sunset, ruleCodes, openIdUrls)),
+    paths: withRateLimits(paths(query, schemas, sunset, ruleCodes, openIdUrls, cors)),
     components: {
       schemas,
       parameters: {

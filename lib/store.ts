@@ -407,6 +407,7 @@ export function createPetStore(options: PetStoreOptions): PetStore {
         idempotencyTtlMs: ttlMs,
         ruleCodes: rules?.codes,
         openIdConfigurationUrls: auth.openIdConfigurationUrls,
+        cors: cors !== undefined,
       }),
     },
   });

@@ -2,6 +2,7 @@
 // `npm start` in a clone: builds the library and petstore-server when a source changed since the
 // last build (else nothing: the server answers within a second or two), then runs the server in
 // this very process, as `exec` would (signals reach it; its workers start this file again).
+import "../server/bin/supported-node.js";
 import { execSync } from "node:child_process";
 import { existsSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";

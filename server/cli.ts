@@ -33,6 +33,13 @@ function tryIt(url: string, generatedKey: string | undefined): string {
   return `Try it: curl -H "Authorization: Bearer ${generatedKey ?? "<a key of PETSTORE_API_KEYS>"}" ${url}/pets`;
 }
 
+/** Where spans go, for the start-up line. */
+function tracesWhere(traces: TracingConfig | undefined): string {
+  if (traces === undefined) return "";
+  if (traces.exporter === "console") return "; traces: printed on stdout";
+  return `; traces: OTLP ${traces.protocol} to ${traces.endpoint}`;
+}
+
 /** The one line and the exit code of a start that failed: 2 for a configuration that cannot work, else 1. */
 function failure(error: unknown): { line: string; code: number } {
   const name = (error as Error)?.name;
@@ -122,7 +129,7 @@ async function startAll(
         contentType = metrics.registry.contentType;
       }
     }
-    traces = tracing === undefined ? undefined : await startTracing(tracing);
+    traces = tracing === undefined ? undefined : await startTracing(tracing, logger);
     const server = await startServer(config, { logger, ...(metrics ? { observe: metrics.observe } : {}) }).catch(
       async (error: unknown) => {
         await traces?.shutdown();
@@ -287,8 +294,7 @@ export async function main(argv: readonly string[] = process.argv.slice(2), env 
   const metrics = started.metricsUrl === undefined ? "" : `; metrics: ${started.metricsUrl}`;
   const rate = config.rateLimit;
   const limits = rate === undefined ? "" : `; rate limit: ${rate.limit} per key every ${rate.windowSeconds} s`;
-  const traces =
-    started.traces === undefined ? "" : `; traces: OTLP ${started.traces.protocol} to ${started.traces.endpoint}`;
+  const traces = tracesWhere(started.traces);
   process.stdout.write(
     `Pet Store API listening on ${started.url} (storage: ${storageKind(config.storage)}${workers}${metrics}${limits}${traces}; GET /healthz, /readyz)\n` +
       `${tryIt(started.url, loaded.generatedKey ? config.apiKeys[0] : undefined)}\n`,

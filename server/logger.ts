@@ -96,6 +96,11 @@ export function requestLogger(logger: Logger): RequestLogger {
   };
 }
 
+/** Writes a line of its own (`line`, without its newline) among the logger's, whatever its level. */
+export function writeLine(logger: Logger, line: string): void {
+  (streams.get(logger) ?? process.stdout).write(`${line}\n`);
+}
+
 /** The end of each logger's own destination, once `flushLogs` began it. */
 const endings = new WeakMap<Logger, Promise<void>>();
 

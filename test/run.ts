@@ -8,12 +8,14 @@
  * Node (a line such as `(node:1234) MaxListenersExceededWarning: …`, from the tests' process or
  * any process they start that shares its output) fails the run, after the summary, with the
  * lines named. A warning printed by a test on purpose is not one: the test reads it from a child
- * process's piped output, which never reaches this one.
+ * process's piped output, which never reaches this one. The last line says whether the run was
+ * complete or suites printed SKIPPED (./support/skips.ts).
  */
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { parse } from "uvu/parse";
 import { run } from "uvu/run";
+import { completeness, skippedBy } from "./support/skips.ts";
 
 const INNER = "PETSTORE_TEST_RUN_INNER";
 
@@ -30,6 +32,7 @@ if (!process.env[INNER]) {
     },
   );
   const warnings: string[] = [];
+  const skipped: string[] = [];
   const watch = (from: NodeJS.ReadableStream, to: NodeJS.WriteStream) => {
     let partial = "";
     from.setEncoding("utf8");
@@ -37,7 +40,11 @@ if (!process.env[INNER]) {
       to.write(chunk);
       const lines = (partial + chunk).split("\n");
       partial = lines.pop() ?? "";
-      for (const line of lines) if (NODE_WARNING.test(line)) warnings.push(line);
+      for (const line of lines) {
+        if (NODE_WARNING.test(line)) warnings.push(line);
+        const what = skippedBy(line);
+        if (what !== undefined) skipped.push(what);
+      }
     });
     from.on("end", () => {
       if (NODE_WARNING.test(partial)) warnings.push(partial);
@@ -56,9 +63,9 @@ if (!process.env[INNER]) {
       `\ntest/run.ts: FAILED: Node printed ${warnings.length} warning(s) during the tests:\n` +
         `${warnings.map((w) => `  ${w}`).join("\n")}\n`,
     );
-    process.exit(code === 0 ? 1 : code);
   }
-  process.exit(code);
+  process.stdout.write(`\n${completeness(skipped)}\n`);
+  process.exit(warnings.length > 0 && code === 0 ? 1 : code);
 } else {
   // PETSTORE_TEST_DIR: another folder of suites (the runner's own test points it at a fixture).
   const dir = process.env.PETSTORE_TEST_DIR ?? "test";

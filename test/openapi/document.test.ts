@@ -340,17 +340,22 @@ test("GET {base}/openapi.json is served without a key, as JSON, and names the st
   assert.is(res.status, 200);
   assert.is(res.headers["content-type"], "application/json; charset=utf-8");
   const served = JSON.parse(res.body);
-  assert.equal(served, buildOpenApi({ basePath: "/api/v2" }));
+  assert.equal(served, buildOpenApi({ basePath: "/api/v2", cors: false }));
   assert.is(served.servers[0].variables.baseUrl.default, "/api/v2");
   const head = await call(store, "HEAD", "/api/v2/openapi.json", { auth: false });
   assert.equal([head.status, head.body, head.headers["content-length"]], [200, "", res.headers["content-length"]]);
   await store.close();
 });
 
-test("GET /v1/openapi.json with the default store equals the committed openapi.json", async () => {
+test("GET /v1/openapi.json with CORS on equals the committed openapi.json; without, the same without preflights", async () => {
+  const committed = JSON.parse(readFileSync(new URL("../../openapi.json", import.meta.url), "utf8"));
+  const withCors = makeStore({ cors: { origins: ["https://app.example"] } });
+  const res = await call(withCors, "GET", "/v1/openapi.json", { auth: false });
+  assert.equal(JSON.parse(res.body), committed);
+  await withCors.close();
   const store = makeStore();
-  const res = await call(store, "GET", "/v1/openapi.json", { auth: false });
-  assert.equal(JSON.parse(res.body), JSON.parse(readFileSync(new URL("../../openapi.json", import.meta.url), "utf8")));
+  const plain = await call(store, "GET", "/v1/openapi.json", { auth: false });
+  assert.equal(JSON.parse(plain.body), buildOpenApi({ cors: false }));
   await store.close();
 });
 

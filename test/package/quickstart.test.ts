@@ -1,8 +1,8 @@
 /**
  * The README's Quick start works for a new user. For each use (hapi, Node http, unit tests), in a
  * new empty folder: the README's set-up commands exactly (`npm init -y`, `npm pkg set type=module`,
- * the installs), with `petstore-lib` installed as the README says to before publication (the
- * tarball `npm pack` writes in a copy of the repository, by its path), then its code blocks saved
+ * the installs), `petstore-lib` installed as the README says to before publication (the tarball
+ * `npm pack` writes in a clone, by its path: here a copy packed once, PETSTORE_LIB), then its code blocks saved
  * under the file names it gives, then its run commands. A server must print the API's URL with
  * PORT=0 and answer there (401 without a key, 200 with the README's key); the unit tests must pass.
  * Packages come from the npm cache where it has them, else from the registry.
@@ -24,13 +24,18 @@ test.after(() => rmSync(TMP, { recursive: true, force: true }));
 
 const USES = ["hapi", "node-http", "unit-testing"];
 
-/** The commands of a block, with `petstore-lib` in an `npm install` line replaced by the tarball. */
-function commands(block: ReadmeBlock, tarball: string): string {
+/** How the README packs the library in a clone (packedPackage() does the same: npm ci's copy, npm pack). */
+const PACK = '(cd "$PETSTORE_LIB" && npm ci && npm pack)';
+
+/** The commands of a block, with the README's clone (`PETSTORE_LIB=…`) the folder where the tarball was packed. */
+function commands(block: ReadmeBlock, packedDir: string): string {
   return block.code
     .split("\n")
-    .map((line) =>
-      /^\s*npm (install|i)\b/.test(line) ? line.replace(/(\s)petstore-lib(?=\s|$|&)/g, `$1${tarball}`) : line,
-    )
+    .map((line) => {
+      if (/^PETSTORE_LIB=/.test(line)) return `PETSTORE_LIB=${packedDir}`;
+      if (line.startsWith(PACK)) return ": packed already"; // by packedPackage(), from a fresh copy
+      return line;
+    })
     .join("\n");
 }
 
@@ -74,19 +79,22 @@ function userEnv(): NodeJS.ProcessEnv {
   return npmEnv({ PORT: "0", NO_COLOR: "1", npm_config_prefer_offline: "true", npm_config_loglevel: "error" });
 }
 
-test("quick start: before publication, the README installs the tarball npm pack writes, by its path, as this test does", () => {
-  const said = /`npm ci && npm pack`[^`]*`(petstore-lib-[^`\s]+\.tgz)`[^`]*`npm install \/path\/to\/([^`\s]+)`/.exec(
-    README,
-  );
-  assert.ok(said, "README: `npm ci && npm pack` writes `<tarball>`, then `npm install /path/to/<tarball>`");
+test("quick start: before publication, the README packs a clone and installs that tarball by its path, as this test does", () => {
+  const setup = blocks.find((b) => b.quickstart?.use === "all" && b.quickstart.role === "setup");
+  const lines = setup?.code.split("\n") ?? [];
+  assert.ok(/^PETSTORE_LIB=\S+/.test(lines[0] ?? ""), "README: the set-up names the clone first (PETSTORE_LIB=…)");
+  assert.ok(lines[1]?.startsWith(PACK), `README: then packs it: ${PACK}`);
   const file = basename(packedPackage().tarball);
-  assert.is(said[1], file, "the tarball's name in the README is the one npm pack writes");
-  assert.is(said[2], file, "the README installs that file");
+  assert.ok(lines[1]?.includes(`writes ${file}`), "the tarball's name in the README is the one npm pack writes");
+  assert.ok(
+    lines.some((l) => l.startsWith(`npm install "$PETSTORE_LIB/${file}"`)),
+    "the README installs that file",
+  );
 });
 
 for (const use of USES) {
   test(`quick start (${use}): the README's commands and code run as written in a new npm init -y project`, async () => {
-    const { tarball } = packedPackage();
+    const { dir: packedDir } = packedPackage();
     const mine = blocks.filter((b) => b.quickstart?.use === use || b.quickstart?.use === "all");
     const setup = mine.filter((b) => b.quickstart?.role === "setup");
     const files = mine.filter((b) => b.quickstart?.role !== "setup" && b.quickstart?.role !== "run");
@@ -96,7 +104,7 @@ for (const use of USES) {
     // Set-up, from an empty folder; the project is where its `cd` goes.
     const home = join(TMP, use);
     mkdirSync(home);
-    const script = setup.map((b) => commands(b, tarball)).join("\n");
+    const script = setup.map((b) => commands(b, packedDir)).join("\n");
     const setupRun = shell(script, home, userEnv());
     const setupCode = await within(setupRun.code, 180_000, () => `set-up did not finish:\n${setupRun.output()}`);
     assert.is(setupCode, 0, `set-up:\n${script}\n${setupRun.output()}`);
@@ -108,7 +116,7 @@ for (const use of USES) {
 
     for (const file of files) writeFileSync(join(project, file.quickstart?.role as string), file.code);
 
-    const run = shell(commands(runs[0] as ReadmeBlock, tarball), project, userEnv());
+    const run = shell(commands(runs[0] as ReadmeBlock, packedDir), project, userEnv());
     try {
       if (use === "unit-testing") {
         const code = await within(run.code, 180_000, () => `the tests did not finish:\n${run.output()}`);

@@ -1,7 +1,8 @@
 /**
  * `npm test` (test/run.ts): it fails when Node prints a warning while the tests run, even when
  * every test passes (a `MaxListenersExceededWarning` or a deprecation is a defect to fix, not
- * noise), and when its filter matches no test file (a run of nothing is no pass).
+ * noise), and when its filter matches no test file (a run of nothing is no pass). Its last line
+ * says whether the run was complete or suites were skipped.
  */
 import { spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
@@ -24,6 +25,14 @@ writeFileSync(join(DIR, "quiet.test.ts"), suite(`test("quiet", () => {});`));
 writeFileSync(
   join(DIR, "noisy.test.ts"),
   suite(`test("noisy", () => { process.emitWarning("11 exit listeners added", "MaxListenersExceededWarning"); });`),
+);
+
+writeFileSync(
+  join(DIR, "skipping.test.ts"),
+  suite(
+    `console.log("\\n*** SKIPPED: fixture tests on redis: nothing answers (with CI=true this fails) ***\\n");\n` +
+      `test("what runs", () => {});`,
+  ),
 );
 
 /** Runs test/run.ts on the fixture suites matching `pattern`; the summaries are disguised from CI's tally. */
@@ -64,6 +73,25 @@ test("npm test: a filter is a path under the test folder, or the same path from 
     assert.is(status, 0, output);
     assert.match(output, /Total = +1\b/);
   }
+});
+
+/** The last line the runner printed. */
+const lastLine = (output: string) => output.trimEnd().split("\n").at(-1);
+
+test("npm test: a run that printed a SKIPPED line ends with INCOMPLETE, naming what was skipped", () => {
+  const { status, output } = runner("skipping");
+  assert.is(status, 0, output);
+  assert.is(
+    lastLine(output),
+    "test/run.ts: INCOMPLETE: 1 skipped (fixture tests on redis), each named above; " +
+      "with CI=true a missing service, browser or runtime fails instead",
+  );
+});
+
+test("npm test: a run where nothing was skipped ends with complete", () => {
+  const { status, output } = runner("quiet");
+  assert.is(status, 0, output);
+  assert.is(lastLine(output), "test/run.ts: complete: no suite was skipped");
 });
 
 test.run();

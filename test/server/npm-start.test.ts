@@ -1,11 +1,14 @@
 /**
  * `npm start` as a user runs it: it builds dist/ silently, serves, and a SIGTERM sent to npm
  * reaches the server, which stops gracefully (exit 0) and leaves no process behind. Bad
- * configuration exits 2 with the server's one line.
+ * configuration exits 2 with the server's one line. Nothing changed since the last build: no build
+ * (the server answers at once); a source touched: built again.
  */
+import { statSync, utimesSync } from "node:fs";
+import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { startProgram } from "../support/program.ts";
+import { ROOT, startProgram } from "../support/program.ts";
 
 /** The lines the server wrote itself, among npm's. */
 const serverLines = (stderr: string) => stderr.split("\n").filter((line) => line.startsWith("petstore:"));
@@ -35,6 +38,42 @@ test("npm start: builds, serves, and SIGTERM to npm stops the server gracefully 
   } finally {
     await npm.kill();
   }
+});
+
+/** The build's outputs that scripts/start.mjs compares with the sources, by modification time. */
+const OUTPUTS = ["dist/lib/index.js", "server/dist/cli.js"].map((file) => join(ROOT, file));
+const builtAt = () => OUTPUTS.map((file) => statSync(file).mtimeMs);
+
+/** Runs what `npm start` runs (scripts/start.mjs, in this process's Node) until it listens, then stops it. */
+async function startOnce(): Promise<void> {
+  const start = startProgram(
+    ["scripts/start.mjs"],
+    { PORT: "0", PETSTORE_API_KEYS: "npm-start-key" },
+    { command: process.execPath },
+  );
+  try {
+    await start.line(/listening on http:\/\//, 180_000);
+    start.child.kill("SIGTERM");
+    assert.is(await start.exited(20_000), 0, start.stderr());
+  } finally {
+    await start.kill();
+  }
+}
+
+test("npm start: nothing changed since the last build, no build; a source touched, built again", async () => {
+  await startOnce(); // builds if anything changed: from here on, dist/ is current
+  const before = builtAt();
+  await startOnce();
+  assert.equal(builtAt(), before, "no source changed: dist/ and server/dist/ are left as they are");
+  const source = join(ROOT, "lib/version.ts");
+  const now = new Date();
+  utimesSync(source, now, now);
+  await startOnce();
+  const after = builtAt();
+  assert.ok(
+    after.every((mtime, i) => mtime > (before[i] as number)),
+    `lib/version.ts touched: both built again (${before} -> ${after})`,
+  );
 });
 
 test("npm start: an unparsable PORT exits 2 with one line from the server", async () => {

@@ -2,10 +2,12 @@
  * The standalone server's traces: OTLP over HTTP to a receiver this test starts (JSON and
  * protobuf), from every worker, flushed on SIGTERM (before the batch's own delay), with the
  * caller's trace id kept, the service name and the `trace_id` in each request's log line; the
- * OTEL_* variables checked; without the SDK's packages, one line and exit 2.
+ * OTEL_* variables checked; without the SDK's packages, one line and exit 2. `OTEL_TRACES_EXPORTER=console`
+ * prints each span as a line; an endpoint that fails is logged once, as it first fails.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import http from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "uvu";
@@ -141,10 +143,67 @@ test("OTLP http/protobuf (the default) from one process: spans exported as proto
   }
 });
 
+test("OTEL_TRACES_EXPORTER=console: each span is one JSON line on stdout, flushed on SIGTERM", async () => {
+  const child = spawnServer({
+    PORT: "0",
+    PETSTORE_API_KEYS: KEY,
+    PETSTORE_STORAGE: "memory",
+    OTEL_TRACES_EXPORTER: "console",
+    OTEL_SERVICE_NAME: "printed-pets",
+  });
+  children.push(child);
+  const url = await startedUrl(child);
+  assert.match(child.stdout(), /; traces: printed on stdout;/);
+  assert.is((await get(url, "/v1/pets/1")).status, 404);
+  child.process.kill("SIGTERM");
+  assert.is(await child.exited(20_000), 0, child.stderr());
+  const spans = jsonLines(child.stdout()).filter((l) => l.msg === "span");
+  const request = spans.find((s) => s.name === "GET /v1/pets/{petId}");
+  assert.ok(request, child.stdout());
+  assert.match(String(request.traceId), /^[0-9a-f]{32}$/);
+  assert.is((request.attributes as Record<string, unknown>)["http.response.status_code"], 404);
+  assert.is((request.resource as Record<string, unknown>)["service.name"], "printed-pets");
+  const storage = spans.find((s) => s.name === "petstore.storage getPet");
+  assert.is(storage?.parentSpanId, request.spanId);
+  assert.not.ok(child.stdout().includes(KEY), "never the key");
+});
+
+test("OTLP endpoint where nothing listens: one warning naming it and the error, as the first batch fails", async () => {
+  const closed = http.createServer();
+  await new Promise<void>((resolve) => closed.listen(0, "127.0.0.1", resolve));
+  const endpoint = `http://127.0.0.1:${(closed.address() as AddressInfo).port}/v1/traces`;
+  await new Promise<void>((resolve) => closed.close(() => resolve()));
+  const child = spawnServer({
+    PORT: "0",
+    PETSTORE_API_KEYS: KEY,
+    PETSTORE_STORAGE: "memory",
+    OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: endpoint,
+    OTEL_BSP_SCHEDULE_DELAY: "50", // a batch every 50 ms: several fail during the test
+    OTEL_EXPORTER_OTLP_TIMEOUT: "2000", // the exporter's retries stop sooner, so the stop is quick
+  });
+  children.push(child);
+  const url = await startedUrl(child);
+  const warnings = () => jsonLines(child.stdout()).filter((l) => /cannot export spans/.test(String(l.msg)));
+  assert.is((await get(url, "/v1/pets")).status, 200);
+  // Sooner than the exporter's own report (its retries last seconds, up to its timeout): it fails at the first attempt.
+  await child.line(/cannot export spans/, 5_000);
+  for (let batch = 0; batch < 5; batch++) {
+    assert.is((await get(url, "/v1/pets")).status, 200);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  const [warning, ...more] = warnings();
+  assert.is(more.length, 0, "once, not once per batch");
+  assert.is(warning?.level, 40);
+  assert.is(warning?.endpoint, endpoint);
+  assert.match(String(warning?.error), /ECONNREFUSED/);
+  assert.match(String(warning?.msg), new RegExp(`cannot export spans to ${endpoint}: .*ECONNREFUSED`));
+});
+
 test("config: the OTEL_* variables that cannot work are a ConfigError naming the variable", () => {
   const base = { OTEL_EXPORTER_OTLP_ENDPOINT: "http://127.0.0.1:4318" };
   assert.is(tracingConfig({}), undefined);
   assert.equal(tracingConfig(base), {
+    exporter: "otlp",
     protocol: "http/protobuf",
     endpoint: "http://127.0.0.1:4318/v1/traces",
     sampler: "parentbased_always_on",
@@ -157,6 +216,14 @@ test("config: the OTEL_* variables that cannot work are a ConfigError naming the
   });
   assert.is(tracingConfig({ ...base, OTEL_SDK_DISABLED: "true" }), undefined);
   assert.is(tracingConfig({ ...base, OTEL_TRACES_EXPORTER: "none" }), undefined);
+  assert.is(tracingConfig({ ...base, OTEL_TRACES_EXPORTER: "otlp" })?.exporter, "otlp");
+  assert.equal(tracingConfig({ OTEL_TRACES_EXPORTER: "console" }), {
+    exporter: "console",
+    sampler: "parentbased_always_on",
+    ratio: 1,
+    batch: {},
+  });
+  assert.is(tracingConfig({ OTEL_TRACES_EXPORTER: "otlp" }), undefined, "otlp without an endpoint: no traces");
   assert.is(
     tracingConfig({ ...base, OTEL_TRACES_SAMPLER: "traceidratio", OTEL_TRACES_SAMPLER_ARG: "0.25" })?.ratio,
     0.25,
@@ -166,7 +233,7 @@ test("config: the OTEL_* variables that cannot work are a ConfigError naming the
     [{ OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: "http/xml" }, /OTEL_EXPORTER_OTLP_TRACES_PROTOCOL must be/],
     [{ OTEL_TRACES_SAMPLER: "sometimes" }, /OTEL_TRACES_SAMPLER must be one of/],
     [{ OTEL_TRACES_SAMPLER: "traceidratio", OTEL_TRACES_SAMPLER_ARG: "2" }, /OTEL_TRACES_SAMPLER_ARG must be a ratio/],
-    [{ OTEL_TRACES_EXPORTER: "zipkin" }, /OTEL_TRACES_EXPORTER must be otlp or none/],
+    [{ OTEL_TRACES_EXPORTER: "zipkin" }, /OTEL_TRACES_EXPORTER must be otlp, console or none/],
     [{ OTEL_BSP_SCHEDULE_DELAY: "soon" }, /OTEL_BSP_SCHEDULE_DELAY must be a whole number from 1/],
   ];
   for (const [env, message] of bad) {
