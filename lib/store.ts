@@ -448,7 +448,8 @@ export function createPetStore(options: PetStoreOptions): PetStore {
   const readiness = async (): Promise<Readiness> => {
     if (imports !== undefined) {
       try {
-        if ((await imports.current()) !== undefined) return { ready: false, reason: UNFINISHED_IMPORT };
+        // A probe waits on a fresh read of the mark when one is due: it tells a finished import at once.
+        if ((await imports.latest()) !== undefined) return { ready: false, reason: UNFINISHED_IMPORT };
       } catch (error) {
         // A mark that cannot be read fails closed; a storage that does not answer says so.
         const reason = isPetStoreError(error, "internal_error") ? UNFINISHED_IMPORT : NOT_ANSWERING;

@@ -8,7 +8,7 @@
  */
 import { spawn, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { suite } from "uvu";
@@ -108,6 +108,35 @@ test("a shell's pipe into /dev/stdin, and <(…), import every pet, not the sequ
   }
 });
 
+/**
+ * Waits until `program` is blocked opening a FIFO that has no writer yet (Linux: a thread of it
+ * sleeps in the kernel's `wait_for_partner`). A fixed pause is not enough on a loaded machine, where
+ * starting the command (tsx compiling it) alone can take seconds.
+ */
+async function untilWaitingForWriter(program: ReturnType<typeof startProgram>, ms = 60_000): Promise<void> {
+  const tasks = `/proc/${program.child.pid}/task`;
+  if (!existsSync("/proc/self/task")) {
+    console.warn("no /proc on this system: waiting 5 s for the import to open its FIFO instead");
+    return void (await new Promise((resolve) => setTimeout(resolve, 5000)));
+  }
+  const until = performance.now() + ms;
+  while (performance.now() < until) {
+    if (program.child.exitCode !== null || program.child.signalCode !== null) {
+      throw new Error(`the import ended before it waited for a writer:\n${program.stderr()}`);
+    }
+    const waits = readdirSync(tasks).map((task) => {
+      try {
+        return readFileSync(join(tasks, task, "wchan"), "utf8");
+      } catch {
+        return ""; // that thread ended meanwhile
+      }
+    });
+    if (waits.includes("wait_for_partner")) return;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  throw new Error(`the import did not wait for a writer within ${ms} ms:\n${program.stderr()}`);
+}
+
 test("a FIFO imports every pet from its writer, and one still waiting for a writer ends on SIGTERM (exit 130, nothing written)", async () => {
   const fifo = join(dir, "pets.fifo");
   assert.is(spawnSync("mkfifo", [fifo]).status, 0, "mkfifo");
@@ -119,7 +148,7 @@ test("a FIFO imports every pet from its writer, and one still waiting for a writ
   assert.is((await idsOf(target)).length, 40);
 
   const waiting = startProgram(["server/cli.ts", "import", fifo, "--storage", sqlite("fifo-stopped.db")]);
-  await new Promise((resolve) => setTimeout(resolve, 1500)); // opened, waiting for a writer
+  await untilWaitingForWriter(waiting); // its signal handling is installed by then (before the open)
   waiting.child.kill("SIGTERM");
   assert.is(await waiting.exited(10_000), 130, waiting.stderr());
   assert.match(waiting.stderr(), /petstore import: stopped \(Ctrl-C\): nothing was written\n$/);

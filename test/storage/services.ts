@@ -15,12 +15,16 @@ export const POSTGRES_URL = process.env.PETSTORE_TEST_POSTGRES_URL ?? "postgres:
 /** A prefix unique to this test run: lower-case letters and digits, valid as a Redis namespace and a SQL table name. */
 export const RUN = `t${process.pid.toString(36)}${randomBytes(3).toString("hex")}`;
 
-/** True when something accepts TCP connections at the URL's host and port (checked synchronously, 1.5 s at most). */
+/**
+ * True when something accepts TCP connections at the URL's host and port (checked synchronously in
+ * a child: 3 s for the connection once it runs, and time for the child itself to start, which on a
+ * loaded machine can take seconds; a service that is not there refuses at once).
+ */
 function listening(url: string, defaultPort: number): boolean {
   const { hostname, port } = new URL(url);
   const probe = `const s = require("node:net").connect(${Number(port) || defaultPort}, ${JSON.stringify(hostname.replace(/^\[|\]$/g, ""))});
-s.on("connect", () => process.exit(0)); s.on("error", () => process.exit(1)); setTimeout(() => process.exit(1), 1000);`;
-  return spawnSync(process.execPath, ["-e", probe], { timeout: 1500, stdio: "ignore" }).status === 0;
+s.on("connect", () => process.exit(0)); s.on("error", () => process.exit(1)); setTimeout(() => process.exit(1), 3000);`;
+  return spawnSync(process.execPath, ["-e", probe], { timeout: 30_000, stdio: "ignore" }).status === 0;
 }
 
 const ENV_NAME: Record<string, string> = { redis: "PETSTORE_TEST_REDIS_URL", postgres: "PETSTORE_TEST_POSTGRES_URL" };

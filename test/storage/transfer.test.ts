@@ -76,8 +76,18 @@ const keyOf = (key: string, now: number, ttlMs: number): IdempotencyRecord => ({
 });
 const NAMES = ["Rex", "Mia 🐈", 'Quote " and \\ backslash', "Ünïcödé", "x".repeat(200), "  spaced  "];
 
-/** Fills a store: 240 pets of every status, a gap in the ids, and keys (one expiring in `shortMs`). */
-async function fill(storage: PetStorage, shortMs: number): Promise<void> {
+/**
+ * How long the short-lived key lives from its create: it must still replay once the export is
+ * imported (the fill, the export and three imports later: seconds on a loaded CI machine), and the
+ * test then waits for its expiry, overlapped with the rest of the case.
+ */
+const SHORT_KEY_MS = 10_000;
+
+/**
+ * Fills a store: 240 pets of every status, a gap in the ids, and keys (one expiring `shortMs` after
+ * its create). Resolves when that key expires.
+ */
+async function fill(storage: PetStorage, shortMs: number): Promise<number> {
   const now = Date.now();
   for (let i = 0; i < 200; i++) {
     await storage.create({
@@ -93,11 +103,10 @@ async function fill(storage: PetStorage, shortMs: number): Promise<void> {
       keyOf(`key-${i}`, now, 3_600_000),
     );
   }
-  await storage.createOnce?.(
-    { name: "short-lived key", categoryId: 3, status: "sold" },
-    keyOf("key-short", now, shortMs),
-  );
+  const short = keyOf("key-short", Date.now(), shortMs);
+  await storage.createOnce?.({ name: "short-lived key", categoryId: 3, status: "sold" }, short);
   await storage.create({ name: "last", categoryId: 4, status: "available" });
+  return short.expiresAt;
 }
 
 async function collect(storage: PetStorage): Promise<ExportRecord[]> {
@@ -124,9 +133,8 @@ for (const [from, to] of PAIRS) {
     `${from} → ${to} → ${from}: the same pages, the next id above every imported one, keys replaying until their expiry`,
     async () => {
       const original = await fresh(source);
-      const shortMs = 2500;
-      await fill(original, shortMs);
-      const filledAt = Date.now();
+      const shortMs = SHORT_KEY_MS;
+      const shortExpiresAt = await fill(original, shortMs);
       const records = await collect(original);
       const header = records[0] as Extract<ExportRecord, { format: string }>;
       assert.is(header.pets, 240);
@@ -159,15 +167,14 @@ for (const [from, to] of PAIRS) {
       assert.is(result.keysWritten, 0, "the keys of the first run are there");
       assert.is(result.petsWritten, 240);
       assert.is(result.petsPresent, 0);
-      assert.equal(await servedPages(moved), await servedPages(original), "every page the same bytes");
-
-      // Back again, into a new store of the first kind: still the same pages.
-      const back = await fresh(source);
-      await importStore(back, await collect(moved));
-      assert.equal(await servedPages(back), await servedPages(original));
-
-      // Keys replay their pet on the target, each until its own expiry, then the key is new again.
+      // Keys replay their pet on the target, each until its own expiry (checked first, while the
+      // short-lived key is surely live), then the key is new again (checked last, after its expiry).
       const now = Date.now();
+      // (A margin for the backend's own clock, read a moment later.)
+      assert.ok(
+        now < shortExpiresAt - 2000,
+        `the move took longer than the short key's ${shortMs} ms life: no replay before its expiry to check`,
+      );
       const replay = await moved.createOnce?.(
         { name: "keyed 5", categoryId: 2, status: "pending" },
         keyOf("key-5", now, 3_600_000),
@@ -182,7 +189,14 @@ for (const [from, to] of PAIRS) {
         keyOf("key-short", now, shortMs),
       );
       assert.ok(early !== undefined && "pet" in early && early.replayed, "the short key replays before its expiry");
-      await new Promise((resolve) => setTimeout(resolve, Math.max(0, filledAt + shortMs + 200 - Date.now())));
+      assert.equal(await servedPages(moved), await servedPages(original), "every page the same bytes");
+
+      // Back again, into a new store of the first kind: still the same pages.
+      const back = await fresh(source);
+      await importStore(back, await collect(moved));
+      assert.equal(await servedPages(back), await servedPages(original));
+
+      await new Promise((resolve) => setTimeout(resolve, Math.max(0, shortExpiresAt + 200 - Date.now())));
       const late = Date.now();
       const after = await moved.createOnce?.(
         { name: "short-lived key", categoryId: 3, status: "sold" },

@@ -186,7 +186,8 @@ async function killPrimaryUnderLoad(own: OwnCluster, ns: string, query: string, 
   let primary = 0;
   let back = false;
   try {
-    await sleep(1000);
+    // The load runs until it has stored pets (not a fixed time: a loaded machine answers fewer).
+    await waitFor(() => acked.size >= 40, 60_000, "40 pets acknowledged before the kill");
     primary = await own.primaryOf(`{${ns}}`);
     const killedAt = performance.now();
     await own.kill(primary);
@@ -204,7 +205,8 @@ async function killPrimaryUnderLoad(own: OwnCluster, ns: string, query: string, 
       back = true;
     }
     const createsAt = await waitFor(answered("create", 201, restartedAt ?? killedAt), 30_000, "creates answered again");
-    await sleep(1500);
+    const ackedBack = acked.size;
+    await waitFor(() => acked.size >= ackedBack + 20, 60_000, "20 more pets acknowledged after the recovery");
     await Promise.all([plain.stop(), keyed.stop()]);
     const during = startedAfter(plain.results, killedAt + 50);
     const noReplica = startedAfter(plain.results, promotedAt).filter(
