@@ -90,9 +90,15 @@ export function packedPackage(): Packed {
   process.once("exit", () => rmSync(dir, { recursive: true, force: true }));
   const source = join(dir, "source");
   copySource(source);
-  run("npm", ["run", "build"], source, 120_000);
-  const out = JSON.parse(run("npm", ["pack", "--json", "--pack-destination", dir], source));
-  const serverTarball = run("npm", ["run", "-s", "pack:server", "--", "--pack-destination", dir], source).trim();
+  // Bounded, with room for a loaded machine: the pack builds again (prepack), as does the server's.
+  run("npm", ["run", "build"], source, 300_000);
+  const out = JSON.parse(run("npm", ["pack", "--json", "--pack-destination", dir], source, 300_000));
+  const serverTarball = run(
+    "npm",
+    ["run", "-s", "pack:server", "--", "--pack-destination", dir],
+    source,
+    300_000,
+  ).trim();
   packed = { dir, tarball: join(dir, out[0].filename), files: out[0].files, serverTarball };
   return packed;
 }
