@@ -15,7 +15,6 @@ import type {
   FastifyRequest,
   RouteHandlerMethod,
 } from "fastify";
-import fp from "fastify-plugin";
 import type { AdapterStore } from "../lib/adapter.ts";
 import { checkOptionNames, isPromise, isUnderBasePath } from "../lib/adapter.ts";
 import type { PetStoreResponse } from "../lib/index.ts";
@@ -79,9 +78,24 @@ function respond(store: AdapterStore, request: FastifyRequest, reply: FastifyRep
   else send(store, request, reply, response);
 }
 
+/**
+ * Refuses a Fastify older than 5 in one line: the plugin needs Fastify 5's request and reply
+ * (docs/adapters.md says why 4 cannot work). `fastify.version` is the host's own.
+ */
+function checkVersion(fastify: FastifyInstance): void {
+  const version = String((fastify as { version?: unknown }).version ?? "");
+  const major = Number(/^(\d+)\./.exec(version)?.[1]);
+  if (!(major >= 5)) {
+    throw new Error(
+      `petstore-lib/fastify needs fastify 5 or later; this project has fastify ${version || "(unknown)"}`,
+    );
+  }
+}
+
 function register(fastify: FastifyInstance, options: PetStoreFastifyOptions, done: (error?: Error) => void): void {
   let error: Error | undefined;
   try {
+    checkVersion(fastify);
     addRoutes(fastify, checkOptions(options));
   } catch (e) {
     error = e as Error; // a plugin's error is the host's register() or ready() rejecting
@@ -124,10 +138,13 @@ function addRoutes(fastify: FastifyInstance, store: AdapterStore): void {
  * The plugin: `fastify.register(petStorePlugin, { store })`. Register it once per store; several
  * stores need different base paths. Fastify 5.
  */
-export const petStorePlugin: FastifyPluginCallback<PetStoreFastifyOptions> = fp(register, {
-  fastify: "5.x",
-  name: "petstore-lib",
-  encapsulate: true, // keeps the raw-body parser and error handler on these routes only
+export const petStorePlugin: FastifyPluginCallback<PetStoreFastifyOptions> = Object.assign(register, {
+  // What fastify-plugin would set (without the dependency): the plugin's name (`app.hasPlugin("petstore-lib")`),
+  // and an encapsulated context (no skip-override) that keeps the raw-body parser and error handler
+  // on these routes only. No `fastify` range in the metadata: checkVersion says it in one line.
+  [Symbol.for("skip-override")]: false,
+  [Symbol.for("fastify.display-name")]: "petstore-lib",
+  [Symbol.for("plugin-meta")]: { name: "petstore-lib", encapsulate: true },
 });
 
 /** @deprecated since 1.1.0 (removed in 2.0): the same plugin as `petStorePlugin`, the name every adapter's plugin has. */

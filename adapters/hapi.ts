@@ -96,12 +96,27 @@ function undecodable(path: string): boolean {
   }
 }
 
+/**
+ * Refuses a hapi older than 21 in one line: the plugin needs hapi 21's request and response
+ * (docs/adapters.md says why 20 cannot work). `server.version` is the host's own.
+ */
+function checkVersion(server: Server): void {
+  const version = String((server as { version?: unknown }).version ?? "");
+  const major = Number(/^(\d+)\./.exec(version)?.[1]);
+  if (!(major >= 21)) {
+    throw new Error(
+      `petstore-lib/hapi needs @hapi/hapi 21 or later; this project has @hapi/hapi ${version || "(unknown)"}`,
+    );
+  }
+}
+
 /** The plugin. Register once per store; several stores need different base paths. */
 export const petStorePlugin: Plugin<PetStorePluginOptions> = {
   name: "petstore",
   version: "1.0.0",
   multiple: true,
   register(server: Server, options: PetStorePluginOptions) {
+    checkVersion(server);
     const { store } = checkOptions(options);
     if (server.realm.modifiers.route.prefix) {
       throw new TypeError(

@@ -1,13 +1,11 @@
 /**
  * SHA-256 (and SHA-1, for the storages' statement and script names) of a string: Node's
- * `crypto.hash` where the runtime has it (Node, Bun, Deno), else @noble/hashes (a browser: no
- * `node:` import on that path).
+ * `crypto.hash` where the runtime has it (Node, Bun, Deno), else the package's own portable
+ * implementation (lib/sha.ts; a browser: no `node:` import on that path).
  * Fingerprints are computed per keyed create, so the native path is kept wherever there is one.
  */
-import { sha1 } from "@noble/hashes/legacy.js";
-import { sha256 } from "@noble/hashes/sha2.js";
-import { bytesToHex } from "@noble/hashes/utils.js";
 import { nodeBuiltin } from "./node-builtin.ts";
+import { bytesToHex, sha1, sha256 } from "./sha.ts";
 
 type Encoding = "hex" | "base64url";
 type HashFunction = (algorithm: string, data: string, encoding: Encoding) => string;
@@ -34,7 +32,7 @@ export function toBase64url(bytes: Uint8Array): string {
   return out;
 }
 
-/** The digests computed by @noble/hashes: what runs where the runtime has no Node crypto. */
+/** The digests computed in plain JavaScript (lib/sha.ts): what runs where the runtime has no Node crypto. */
 export const portableHash: HashFunction = (algorithm, data, encoding) => {
   const bytes = (algorithm === "sha1" ? sha1 : sha256)(encoder.encode(data));
   return encoding === "hex" ? bytesToHex(bytes) : toBase64url(bytes);
@@ -42,7 +40,7 @@ export const portableHash: HashFunction = (algorithm, data, encoding) => {
 
 const nativeHash = nodeBuiltin<{ hash?: HashFunction }>("node:crypto")?.hash;
 
-/** Which implementation this runtime uses: "node" (crypto.hash) or "portable" (@noble/hashes). */
+/** Which implementation this runtime uses: "node" (crypto.hash) or "portable" (lib/sha.ts). */
 export const DIGESTS: "node" | "portable" = typeof nativeHash === "function" ? "node" : "portable";
 
 const hash: HashFunction = typeof nativeHash === "function" ? nativeHash : portableHash;

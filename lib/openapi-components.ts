@@ -3,8 +3,6 @@
  * schemas that validate requests), the response headers, and the error answers narrowed to the
  * codes each operation can give (from the error table). No schema is written twice.
  */
-import type { JsonSchema } from "@valibot/to-json-schema";
-import { toJsonSchema, toJsonSchemaDefs } from "@valibot/to-json-schema";
 import {
   ALLOWED_HEADERS as CORS_ALLOWED_HEADERS,
   EXPOSED_HEADERS as CORS_EXPOSED_HEADERS,
@@ -14,7 +12,7 @@ import type { AnyErrorCode, ErrorCode } from "./errors.ts";
 import { ERRORS } from "./errors.ts";
 import { REQUEST_ID_PATTERN } from "./request-id.ts";
 import type { RuleCodeDeclaration } from "./rules.ts";
-import { ErrorSchema, ListQuery, MAX_ID, NewPet, Pet, PetStatus, Pets } from "./schemas.ts";
+import { SCHEMA_COMPONENTS } from "./schema-components.ts";
 
 /** A JSON value of the document (kept loose on purpose: the document is data, checked by tests and lint). */
 // biome-ignore lint/suspicious/noExplicitAny: an OpenAPI document is free-form JSON
@@ -29,28 +27,15 @@ export const HEADERS = "#/components/headers/";
 
 export const ref = (path: string): Json => ({ $ref: path });
 
-/** valibot → JSON Schema 2020-12 (the dialect of OpenAPI 3.1), with refs into components. */
-export function schemaComponents(): Record<string, Json> {
-  const definitions = { PetStatus, NewPet, Pet, Pets, Error: ErrorSchema };
-  const config = {
-    target: "draft-2020-12" as const,
-    errorMode: "throw" as const,
-    // The `check` actions (non-blank name, length in code points) carry their JSON Schema
-    // equivalent in a `metadata` action beside them; anything else unconvertible must throw.
-    ignoreActions: ["check"],
-    overrideRef: ({ referenceId }: { referenceId: string }) => `${SCHEMAS}${referenceId}`,
-    // Ids and categoryIds are int64 in the spec, bounded to 2^53-1 by the contract.
-    overrideAction: ({ valibotAction, jsonSchema }: { valibotAction: Json; jsonSchema: JsonSchema }) =>
-      valibotAction.type === "max_value" && valibotAction.requirement === MAX_ID
-        ? { ...jsonSchema, format: "int64" }
-        : undefined,
-  };
-  const schemas: Record<string, Json> = toJsonSchemaDefs(definitions, config);
-  const query = toJsonSchema(ListQuery, { ...config, definitions }) as Json;
-  schemas.Error.description =
-    "Every error answer. `status` equals the HTTP status; validation errors may add `details`.";
-  schemas.Pets.description = "The bare JSON array of pets, `[]` when empty, in ascending `id` order.";
-  return { schemas, query: query.properties };
+/**
+ * The schemas' JSON Schema 2020-12 (the dialect of OpenAPI 3.1), with refs into components: what
+ * @valibot/to-json-schema makes of the valibot schemas, computed when the document is generated
+ * (`npm run openapi`, scripts/json-schemas.ts) rather than at run time, which keeps the converter out
+ * of the installed package. test/openapi/document.test.ts checks that they are the same. A copy
+ * each call: the caller may change it.
+ */
+export function schemaComponents(): { schemas: Record<string, Json>; query: Json } {
+  return structuredClone(SCHEMA_COMPONENTS) as { schemas: Record<string, Json>; query: Json };
 }
 
 function header(description: string, schema: Json, required = true): Json {

@@ -20,19 +20,31 @@ function store(basePath?: string): PetStore {
   return createPetStore({ auth: [KEY], ...(basePath ? { basePath } : {}) });
 }
 
-test("fastify: the default export is the plugin, named petstore-lib, for Fastify 5 (fastify-plugin meta)", async () => {
+test("fastify: the default export is the plugin, named petstore-lib, encapsulated (fastify-plugin's meta, set without it)", async () => {
   assert.is(petStoreDefault, petStorePlugin);
   assert.is(petStore, petStorePlugin, "petStore: the deprecated name of the same plugin");
-  const meta = (petStorePlugin as unknown as Record<symbol, { name: string; fastify: string }>)[
-    Symbol.for("plugin-meta")
-  ];
+  const symbols = petStorePlugin as unknown as Record<symbol, unknown>;
+  const meta = symbols[Symbol.for("plugin-meta")] as { name: string; fastify?: string } | undefined;
   assert.is(meta?.name, "petstore-lib");
-  assert.is(meta?.fastify, "5.x");
+  assert.is(meta?.fastify, undefined, "no range for Fastify to check: the plugin says it in one line");
+  assert.is(symbols[Symbol.for("fastify.display-name")], "petstore-lib");
+  assert.is(symbols[Symbol.for("skip-override")], false, "its own encapsulated context");
   const app = Fastify();
   await app.register(petStorePlugin, { store: store() });
   await app.ready();
   assert.ok(app.hasPlugin("petstore-lib"));
   await app.close();
+});
+
+test("fastify: an older Fastify is refused in one line naming the version it found", () => {
+  for (const version of ["4.29.1", "3.29.5"]) {
+    let refused: Error | undefined;
+    const host = { version, prefix: "" } as unknown as Parameters<typeof petStorePlugin>[0];
+    petStorePlugin(host, { store: store() }, (error?: Error) => {
+      refused = error;
+    });
+    assert.is(refused?.message, `petstore-lib/fastify needs fastify 5 or later; this project has fastify ${version}`);
+  }
 });
 
 test("fastify: options are checked with a clear error (missing store, not a store, unknown option)", async () => {

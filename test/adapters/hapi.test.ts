@@ -31,6 +31,19 @@ test("hapi: the plugin adds real routes under the base path, listed by server.ta
   }
 });
 
+test("hapi: an older hapi is refused in one line naming the version it found", () => {
+  for (const version of ["20.3.0", "19.2.0"]) {
+    const server = { version, realm: { modifiers: { route: {} } } } as unknown as Parameters<
+      typeof petStorePlugin.register
+    >[0];
+    assert.throws(
+      () => petStorePlugin.register(server, { store: createPetStore({ auth: [KEY] }) }),
+      (error: Error) =>
+        error.message === `petstore-lib/hapi needs @hapi/hapi 21 or later; this project has @hapi/hapi ${version}`,
+    );
+  }
+});
+
 test("hapi: host routes and the host's default auth strategy live beside the plugin's routes", async () => {
   const server = Hapi.server();
   server.auth.scheme("host-scheme", () => ({

@@ -1,5 +1,5 @@
 /**
- * Digests (lib/digest.ts): Node's crypto.hash where the runtime has one, else @noble/hashes, the
+ * Digests (lib/digest.ts): Node's crypto.hash where the runtime has one, else the package's own portable SHA (lib/sha.ts), the
  * path a browser runs; both give the same digests. Without `process.getBuiltinModule` the core
  * still hashes (portable) and the storage drivers still load (node:module by a dynamic import).
  */
@@ -17,6 +17,8 @@ const TEXTS = [
   "Rex",
   "héllo wörld ✓ 🐕",
   "x".repeat(1000),
+  // Every length around the padding's edges (55, 56, 63, 64 bytes and on).
+  ...Array.from({ length: 140 }, (_, i) => "p".repeat(i)),
   '{"name":"Rex","categoryId":1,"status":"available"}',
 ];
 
@@ -24,7 +26,7 @@ test("digests: on Node the native crypto.hash computes them (a keyed create cost
   assert.is(DIGESTS, "node");
 });
 
-test("digests: @noble/hashes (what a browser runs) gives Node's SHA-256 and SHA-1, hex and base64url, for every text", () => {
+test("digests: the portable SHA-256 and SHA-1 (what a browser runs) gives Node's SHA-256 and SHA-1, hex and base64url, for every text", () => {
   for (const text of TEXTS) {
     const sha256 = createHash("sha256").update(text).digest();
     assert.is(portableHash("sha256", text, "hex"), sha256.toString("hex"), text);
@@ -43,7 +45,7 @@ test("digests: toBase64url is Node's base64url for every length from 0 to 40 byt
   }
 });
 
-test("digests: without process.getBuiltinModule the core hashes with @noble/hashes (same keys, same replays) and the drivers' node:module still loads", () => {
+test("digests: without process.getBuiltinModule the core hashes with its portable SHA (same keys, same replays) and the drivers' node:module still loads", () => {
   const script = `
     const { DIGESTS } = await import("./lib/digest.ts");
     const { createPetStore, apiKeys, scopeOf } = await import("./lib/index.ts");

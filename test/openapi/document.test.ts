@@ -5,6 +5,8 @@ import * as assert from "uvu/assert";
 import { buildOpenApi } from "../../lib/entries/openapi.ts";
 import type { ErrorCode } from "../../lib/errors.ts";
 import { ERRORS } from "../../lib/errors.ts";
+import { SCHEMA_COMPONENTS } from "../../lib/schema-components.ts";
+import { convertSchemas } from "../../scripts/json-schemas.ts";
 import { call, makeStore } from "../support/helpers.ts";
 
 // biome-ignore lint/suspicious/noExplicitAny: the document is free-form JSON
@@ -29,6 +31,10 @@ const codesOf = (response: Json): string[] =>
 test("openapi.json: the committed file equals the document generated from the schemas (else run `npm run openapi`)", () => {
   const committed = JSON.parse(readFileSync(new URL("../../openapi.json", import.meta.url), "utf8"));
   assert.equal(committed, doc);
+});
+
+test("openapi: lib/schema-components.ts holds what @valibot/to-json-schema makes of the schemas (else run `npm run openapi`)", () => {
+  assert.equal(SCHEMA_COMPONENTS, convertSchemas());
 });
 
 test("openapi: the document is OpenAPI 3.1 of interface version 1.0.0", () => {

@@ -93,13 +93,13 @@ export function packedPackage(): Packed {
   run("npm", ["run", "build"], source, 300_000);
   // The build just ran: packing skips prepack's second build (it took over a minute on a loaded machine).
   const out = JSON.parse(
-    run("npm", ["pack", "--json", "--ignore-scripts", "--pack-destination", dir], source, 180_000),
+    run("npm", ["pack", "--json", "--ignore-scripts", "--pack-destination", dir], source, 300_000),
   );
   const serverTarball = run(
     "npm",
     ["run", "-s", "pack:server", "--", "--pack-destination", dir],
     source,
-    180_000,
+    300_000,
   ).trim();
   packed = { dir, tarball: join(dir, out[0].filename), files: out[0].files, serverTarball };
   return packed;
