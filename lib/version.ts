@@ -1,2 +1,2 @@
 /** This package's version (a test holds it to package.json): the tracer's version in every span. */
-export const VERSION = "1.2.0";
+export const VERSION = "1.4.0";
