@@ -71,10 +71,21 @@ test("package: the tarball holds the compiled library and its docs, and no tests
   );
   assert.equal(unwanted, [], "no tests, benches, examples, TypeScript sources or stray files");
 
-  // A source map (or a sourceMappingURL) must point at files that ship.
   const extracted = join(TMP, "extracted");
   mkdirSync(extracted);
   run("tar", ["-xzf", tarball, "-C", extracted], TMP);
+  // Every relative import of a shipped module names a file that ships (the bundles' chunks too).
+  for (const path of paths.filter((p) => /\.[cm]?js$/.test(p))) {
+    const text = readFileSync(join(extracted, "package", path), "utf8");
+    for (const [, specifier] of text.matchAll(
+      /(?:\bfrom\s*|\bimport\s*\(\s*|\bimport\s+)["'](\.{1,2}\/[^"'\n]+)["']/g,
+    )) {
+      const target = join(path, "..", specifier as string);
+      assert.ok(set.has(target), `${path} imports ${specifier}, which ships`);
+    }
+  }
+
+  // A source map (or a sourceMappingURL) must point at files that ship.
   for (const path of paths) {
     const file = join(extracted, "package", path);
     if (path.endsWith(".map")) {
