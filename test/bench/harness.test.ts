@@ -238,7 +238,7 @@ test("bench: --instructions counts both servers' instructions a request under ca
     assert.ok(Math.abs(row.ratio - row.baseline / row.ours) < 0.01, "the ratio is the baseline's count over ours");
     // --functions: a table on stderr, JavaScript named from V8's perf map (our handler among it).
     assert.match(run.stderr, /H1: instructions a request by function \(ours [0-9]+, baseline [0-9]+/);
-    assert.match(run.stderr, /^ +-?[0-9]+ +[0-9]+ +[0-9]+ {2}JS .*dist\/lib\//m);
+    assert.match(run.stderr, /^ +-?[0-9]+ +[0-9]+ +[0-9]+ {2}JS .*dist\/(lib|chunks)\//m); // the bundles
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
