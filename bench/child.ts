@@ -24,13 +24,16 @@ export interface StartOptions {
   execPath?: string;
 }
 
+/** The children's tsconfig: no `paths`, so "petstore-lib" is the compiled package (see the file). */
+const CHILD_TSCONFIG = fileURLToPath(new URL("tsconfig.children.json", import.meta.url));
+
 /** Starts `bench/<file>` in a child Node process with tsx. */
 export function start(file: string, args: string[] = [], options: StartOptions = {}): ChildProcess {
   const path = fileURLToPath(new URL(file, import.meta.url));
   const child = fork(path, args, {
     ...(options.execPath === undefined ? {} : { execPath: options.execPath }),
     execArgv: [...(options.nodeFlags ?? []), "--import", "tsx"],
-    env: { ...process.env, ...options.env },
+    env: { ...process.env, TSX_TSCONFIG_PATH: CHILD_TSCONFIG, ...options.env },
     stdio: ["ignore", options.showStdout ? "inherit" : "ignore", "inherit", "ipc"],
   });
   // A message to a child that is just leaving fails with EPIPE: that child is stopping anyway.
