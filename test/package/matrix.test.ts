@@ -15,7 +15,7 @@
  * reachable here) takes minutes; the repository's build of its Node-API addon is copied in instead
  * (test/package/install.test.ts checks that the library itself brings no install script).
  */
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -23,32 +23,11 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { conformanceCases, storageCases } from "../../conformance/index.ts";
 import { POSTGRES_URL, REDIS_URL } from "../storage/services.ts";
-import { ROOT, startNode, versionOf, whenUp } from "../support/packed.ts";
-import { packedPackage, run } from "../support/tarball.ts";
+import { installInto, placeSqliteAddon, startNode, versionOf, whenUp } from "../support/packed.ts";
+import { packedPackage } from "../support/tarball.ts";
 
 const TMP = mkdtempSync(join(tmpdir(), "petstore-matrix-"));
 test.after(() => rmSync(TMP, { recursive: true, force: true }));
-
-/** The repository's sqlite3 addon (Node-API: one build loads on every Node.js). */
-const SQLITE_ADDON = join(ROOT, "node_modules/sqlite3/build/Release/node_sqlite3.node");
-
-/** Puts the repository's sqlite3 addon into every sqlite3 package of the project's tree. */
-function placeSqliteAddon(modules: string): void {
-  if (!existsSync(modules)) return;
-  for (const name of readdirSync(modules)) {
-    if (name.startsWith(".")) continue;
-    const path = join(modules, name);
-    if (name.startsWith("@")) {
-      placeSqliteAddon(path);
-      continue;
-    }
-    if (name === "sqlite3") {
-      mkdirSync(join(path, "build/Release"), { recursive: true });
-      cpSync(SQLITE_ADDON, join(path, "build/Release/node_sqlite3.node"));
-    }
-    placeSqliteAddon(join(path, "node_modules"));
-  }
-}
 
 let made = 0;
 
@@ -72,19 +51,7 @@ function project(packages: string[], options: { server?: boolean } = {}): string
   );
   const { tarball, serverTarball } = packedPackage();
   const tarballs = options.server ? [tarball, serverTarball] : [tarball];
-  const install = (mode: string) =>
-    run(
-      "npm",
-      ["install", mode, "--ignore-scripts", "--no-package-lock", "--loglevel=error", ...tarballs],
-      dir,
-      240_000,
-    );
-  try {
-    install("--offline");
-  } catch (error) {
-    if (/ERESOLVE/.test(String(error))) throw error; // a conflict is not a missing package
-    install("--prefer-offline");
-  }
+  installInto(dir, ["--ignore-scripts", ...tarballs], 240_000);
   placeSqliteAddon(join(dir, "node_modules"));
   return dir;
 }

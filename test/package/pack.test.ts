@@ -14,7 +14,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { serverProject } from "../support/packed.ts";
+import { installInto, serverProject } from "../support/packed.ts";
 import { ROOT } from "../support/program.ts";
 import { packedPackage, run } from "../support/tarball.ts";
 
@@ -377,13 +377,7 @@ test("package: with the library alone, petstore-lib/server and /docs fail with o
   const alone = join(TMP, "library-alone");
   mkdirSync(alone);
   writeFileSync(join(alone, "package.json"), JSON.stringify({ name: "alone", private: true, type: "module" }));
-  const install = (mode: string) =>
-    run("npm", ["install", mode, "--no-package-lock", "--loglevel=error", tarball], alone, 120_000);
-  try {
-    install("--offline");
-  } catch {
-    install("--prefer-offline");
-  }
+  installInto(alone, [tarball], 120_000);
   writeFileSync(
     join(alone, "app.mjs"),
     `const out = [];

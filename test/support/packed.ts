@@ -5,7 +5,7 @@
  * where possible). Nothing touches the repository's own dist/ or node_modules/.
  */
 import { spawn } from "node:child_process";
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ROOT } from "./program.ts";
@@ -26,26 +26,50 @@ function tarball(): string {
 }
 
 /**
- * A fresh project (`type: module`) with the packed library and `packages` (name@version) installed;
- * with `server: true`, petstore-server's tarball too (what `npm install petstore-server` gives).
+ * `npm install` of `args` in `dir`: from the npm cache alone when it holds everything, else from
+ * the registry for what it lacks. An ERESOLVE is npm refusing, not a package missing: thrown as is.
  */
-export function consumer(packages: string[], options: { server?: boolean } = {}): string {
+export function installInto(dir: string, args: string[], ms: number): void {
+  const install = (mode: string) =>
+    run("npm", ["install", mode, "--no-package-lock", "--loglevel=error", ...args], dir, ms);
+  try {
+    install("--offline");
+  } catch (error) {
+    if (/ERESOLVE/.test(String(error))) throw error;
+    install("--prefer-offline");
+  }
+}
+
+/** The repository's sqlite3 addon (Node-API: one build loads on every Node.js). */
+const SQLITE_ADDON = join(ROOT, "node_modules/sqlite3/build/Release/node_sqlite3.node");
+
+/**
+ * Puts the repository's built sqlite3 addon into every sqlite3 package under `modules` (a project
+ * installed with --ignore-scripts): compiling it again takes 90 s to 3 min here and proves nothing more.
+ */
+export function placeSqliteAddon(modules: string): void {
+  if (!existsSync(modules)) return;
+  for (const name of readdirSync(modules)) {
+    if (name.startsWith(".")) continue;
+    const path = join(modules, name);
+    if (name.startsWith("@")) {
+      placeSqliteAddon(path);
+      continue;
+    }
+    if (name === "sqlite3") {
+      mkdirSync(join(path, "build/Release"), { recursive: true });
+      cpSync(SQLITE_ADDON, join(path, "build/Release/node_sqlite3.node"));
+    }
+    placeSqliteAddon(join(path, "node_modules"));
+  }
+}
+
+/** A fresh project (`type: module`) with the packed library and `packages` (name@version) installed. */
+export function consumer(packages: string[]): string {
   const dir = mkdtempSync(join(tmpdir(), "petstore-consumer-"));
   temporary.push(dir);
   writeFileSync(join(dir, "package.json"), JSON.stringify({ name: "consumer", private: true, type: "module" }));
-  const server = options.server ? [packedPackage().serverTarball] : [];
-  const install = (mode: string) =>
-    run(
-      "npm",
-      ["install", mode, "--no-package-lock", "--loglevel=error", tarball(), ...server, ...packages],
-      dir,
-      180_000,
-    );
-  try {
-    install("--offline");
-  } catch {
-    install("--prefer-offline");
-  }
+  installInto(dir, [tarball(), ...packages], 180_000);
   mkdirSync(join(dir, "src"), { recursive: true });
   return dir;
 }
@@ -55,8 +79,7 @@ let shared: string | undefined;
 /**
  * One project per test process with both tarballs (what `npm install petstore-server` gives), plus
  * hapi and Node's types, for the suites that run the server's bin or import both packages. Install
- * scripts are skipped and the repository's built sqlite3 is copied in: compiling it again (90 s to
- * 3 min here) would prove nothing more (test/package/matrix.test.ts installs the server for real).
+ * scripts are skipped and the repository's built sqlite3 addon is placed in (`placeSqliteAddon`).
  */
 export function serverProject(): string {
   if (shared !== undefined) return shared;
@@ -70,21 +93,8 @@ export function serverProject(): string {
     `@hapi/hapi@${versionOf("@hapi/hapi")}`,
     `@types/node@${versionOf("@types/node")}`,
   ];
-  const install = (mode: string) =>
-    run(
-      "npm",
-      ["install", mode, "--ignore-scripts", "--no-package-lock", "--loglevel=error", ...packages],
-      dir,
-      300_000,
-    );
-  try {
-    install("--offline");
-  } catch {
-    install("--prefer-offline");
-  }
-  const sqlite3 = join(dir, "node_modules", "sqlite3");
-  rmSync(sqlite3, { recursive: true, force: true });
-  cpSync(join(ROOT, "node_modules", "sqlite3"), sqlite3, { recursive: true });
+  installInto(dir, ["--ignore-scripts", ...packages], 300_000);
+  placeSqliteAddon(join(dir, "node_modules"));
   shared = dir;
   return dir;
 }
