@@ -13,6 +13,7 @@ import type { Exchange, Handler, PageAnswer } from "./exchange.ts";
 import type { PetStoreResponse } from "./http.ts";
 import type { CheckedKey } from "./idempotency.ts";
 import { parseIdempotencyKey, scopeOf } from "./idempotency.ts";
+import { join } from "./json.ts";
 import type { PetPage } from "./operations.ts";
 import { listQuery } from "./query.ts";
 import type { Pet } from "./schemas.ts";
@@ -53,12 +54,12 @@ function pageResponse(
   page: PetPage,
   keep?: { query: string; writes: number },
 ): PetStoreResponse {
-  const { etag, bytes } = pageValidator(handler.json, page);
+  const { etag, bytes, entries } = pageValidator(handler.json, page);
   const full = page.nextCursor !== undefined;
   const cacheControl = full ? handler.cachePolicy.fullPage : handler.cachePolicy.lastPage;
   const unchanged = { etag, "cache-control": cacheControl, vary: ACCEPT_ENCODING };
   if (isNotModified(exchange.headers["if-none-match"], etag)) return exchange.notModified(bytes, unchanged);
-  const json = handler.json.many(page.pets);
+  const json = join(entries, bytes);
   const headers = full ? { ...unchanged, link: linkOf(handler, page) } : unchanged;
   const answer: PageAnswer = { json, headers, unchanged };
   if (keep !== undefined) {

@@ -78,6 +78,15 @@ const CACHE_SLOTS = 16_384;
 
 const EMPTY_ARRAY: JsonText = Object.freeze({ text: "[]", bytes: 2 });
 
+/** The JSON array of kept pet texts, `bytes` long in UTF-8 (brackets and commas included). */
+export function join(entries: readonly PetText[], bytes: number): JsonText {
+  if (entries.length === 0) return EMPTY_ARRAY;
+  let text = "[";
+  for (let i = 0; i < entries.length; i++)
+    text += i === 0 ? (entries[i] as PetText).text : `,${(entries[i] as PetText).text}`;
+  return { text: `${text}]`, bytes };
+}
+
 /**
  * Serialises pets, whatever key order the storage returned. Each pet's text is built once and
  * kept in the slot of its id, one cache per store; a kept text serves only a pet with the same
@@ -106,16 +115,14 @@ export class PetJson {
 
   /** A JSON array of pets, joined in one piece (the answer is written as it is). */
   many(pets: readonly Pet[]): JsonText {
-    if (pets.length === 0) return EMPTY_ARRAY;
-    const texts = new Array<string>(pets.length);
-    let extra = 0;
+    const entries = new Array<PetText>(pets.length);
+    let bytes = pets.length === 0 ? 2 : pets.length + 1;
     for (let i = 0; i < pets.length; i++) {
       const t = this.text(pets[i] as Pet);
-      texts[i] = t.text;
-      extra += t.extra;
+      entries[i] = t;
+      bytes += t.text.length + t.extra;
     }
-    const text = `[${texts.join(",")}]`;
-    return { text, bytes: text.length + extra };
+    return join(entries, bytes);
   }
 
   private text(p: Pet): PetText {

@@ -16,13 +16,13 @@ export interface Validator {
   bytes: number;
 }
 
-const HEX = "0123456789abcdef";
+/** Two hex digits of each byte value. */
+const HEX_BYTES = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, "0"));
 
 /** Eight hex digits of a 32-bit value. */
 function hex8(n: number): string {
-  let out = "";
-  for (let shift = 28; shift >= 0; shift -= 4) out += HEX.charAt((n >>> shift) & 15);
-  return out;
+  const at = (shift: number) => HEX_BYTES[(n >>> shift) & 0xff] as string;
+  return at(24) + at(16) + at(8) + at(0);
 }
 
 /** Two 32-bit lanes mixed into each other (the finaliser of cyrb53, public domain): every input bit moves every output bit. */
@@ -69,27 +69,34 @@ export function petValidator(json: PetJson, pet: Pet): { entry: PetText; etag: s
 
 const STATUS_CODES: Record<string, number> = { available: 1, pending: 2, sold: 3 };
 
+/** A page's validator, and its pets' kept texts in order: what its body is joined from (`PetJson.join`). */
+export interface PageValidator extends Validator {
+  entries: PetText[];
+}
+
 /**
  * The tag of a page and its body's length, from its pets' digests and what its `Link` holds (the
  * limit, the filter, whether a next page follows): a last page that fills, or gains a next page,
  * gets a new tag. Its text is not written.
  */
-export function pageValidator(json: PetJson, page: PetPage): Validator {
+export function pageValidator(json: PetJson, page: PetPage): PageValidator {
   const { pets } = page;
   const next = page.nextCursor === undefined ? 0 : 1;
   let h1 = Math.imul(0x9e3779b9 ^ page.limit, 2654435761);
   let h2 = Math.imul(0x85ebca6b ^ ((STATUS_CODES[page.status ?? ""] ?? 0) * 2 + next), 1597334677);
   // "[" and "]", and a comma between two pets.
   let bytes = pets.length === 0 ? 2 : pets.length + 1;
+  const entries = new Array<PetText>(pets.length);
   for (let i = 0; i < pets.length; i++) {
     const entry = digested(json, pets[i] as Pet);
+    entries[i] = entry;
     h1 = Math.imul(h1 ^ entry.h1, 2654435761);
     h2 = Math.imul(h2 ^ entry.h2, 1597334677);
     bytes += entry.text.length + entry.extra;
   }
   const tag = { h1: 0, h2: 0 };
   finish(h1 ^ pets.length, h2, tag);
-  return { etag: `"${hex8(tag.h1)}${hex8(tag.h2)}"`, bytes };
+  return { etag: `"${hex8(tag.h1)}${hex8(tag.h2)}"`, bytes, entries };
 }
 
 /** Optional white space and the commas between list members. */

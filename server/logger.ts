@@ -7,7 +7,7 @@ import cluster from "node:cluster";
 import pino from "pino";
 import type { LogLevel } from "./config.ts";
 import { LineWriter } from "./line-writer.ts";
-import { hundredths, LINE_EXTRA_BYTES, requestLineText, writeRequestLine } from "./request-line.ts";
+import { hundredths, requestLineText } from "./request-line.ts";
 
 export type Logger = pino.Logger;
 
@@ -63,13 +63,10 @@ export function requestLogger(logger: Logger): RequestLogger {
   // text costs a dtoa each time).
   let now = 0;
   let start = "";
-  let prefix = new Uint8Array(0); // `start` as bytes, for our own writer
   let enabled = logger.isLevelEnabled("info");
   logger.on("level-change", () => {
     enabled = logger.isLevelEnabled("info");
   });
-  // Our own writer takes the line's bytes directly (./request-line.ts); any other stream a string.
-  const writer = stream instanceof LineWriter ? stream : undefined;
   return (method, path, status, ms, reqId, aborted, traceId, principal) => {
     if (!enabled) return;
     if (stream === undefined) {
@@ -83,14 +80,6 @@ export function requestLogger(logger: Logger): RequestLogger {
     if (time !== now) {
       now = time;
       start = `{"level":30,"time":${time}${afterTime}`;
-      if (writer !== undefined) prefix = Buffer.from(start, "latin1");
-    }
-    if (writer !== undefined && traceId === undefined) {
-      const strings = method.length + path.length + reqId.length + (principal?.length ?? 0);
-      const at = writer.reserve(prefix.length + strings + LINE_EXTRA_BYTES);
-      if (at < 0) return; // dropped: the reader is gone
-      const end = writeRequestLine(writer.bytes, at, prefix, method, path, status, ms, reqId, aborted, principal);
-      if (end >= 0) return writer.commit(end);
     }
     stream.write(requestLineText(start, method, path, status, ms, reqId, aborted, traceId, principal));
   };

@@ -9,17 +9,11 @@ export type Credentials =
   | { kind: "repeated" } // Authorization given more than once
   | { kind: "bearer"; token: string };
 
-const BEARER = "bearer";
+const BEARER_SCHEME = /^bearer /i;
 
-/**
- * True when `header` starts with "Bearer " in any case. Compared by character codes, without the
- * copy and lower-casing of a slice: only "B" and "b" give "b" once the lower-case bit is set, and
- * so on for each letter of "bearer".
- */
+/** True when `header` starts with "Bearer " in any case. */
 function hasBearerScheme(header: string): boolean {
-  if (header.length < 7 || header.charCodeAt(6) !== 32) return false;
-  for (let i = 0; i < 6; i++) if ((header.charCodeAt(i) | 0x20) !== BEARER.charCodeAt(i)) return false;
-  return true;
+  return BEARER_SCHEME.test(header);
 }
 
 /**

@@ -39,23 +39,30 @@ const DIRECT = 256;
 const DIGEST = 64;
 const HEX_DIGEST = /^[0-9a-f]{64}$/;
 
+const encoder = new TextEncoder();
+/** A lone surrogate: a string holding one has no exact UTF-8 form (an encoder writes U+FFFD for it). */
+const LONE_SURROGATE = /\p{Cs}/u;
+
 /**
- * A key's character codes, repeated to `length`: what `same` compares a token with, read by index
- * (no modulo, no string access), so that a key costs the same whatever its length.
+ * A key's UTF-8 bytes, repeated to `length`: what `same` compares a token's bytes with, read by
+ * index (no modulo), so that a key costs the same whatever its length.
  */
-function repeatedCodes(key: string, length: number): Uint16Array {
-  const codes = new Uint16Array(length);
-  for (let i = 0; i < length; i++) codes[i] = key.charCodeAt(i % key.length);
-  return codes;
+function repeatedBytes(key: string, length: number): Uint8Array {
+  const one = encoder.encode(key);
+  const bytes = new Uint8Array(length);
+  for (let i = 0; i < length; i++) bytes[i] = one[i % one.length] as number;
+  return bytes;
 }
 
 /**
- * True when `token` is the key of `codes` (its length `length`), in time that depends on the
- * token's length only (which its sender knows): every character is compared, with no early exit.
+ * True when the token's first `length` UTF-8 bytes are the key of `bytes` (its length `keyLength`),
+ * in time that depends on the token's length only (which its sender knows): every byte is
+ * compared, with no early exit. The token is encoded first, in one call: reading a string cut
+ * from a header character by character is slow.
  */
-function same(token: string, codes: Uint16Array, length: number): boolean {
-  let diff = token.length ^ length;
-  for (let i = 0; i < token.length; i++) diff |= token.charCodeAt(i) ^ (codes[i] as number);
+function same(token: Uint8Array, length: number, bytes: Uint8Array, keyLength: number): boolean {
+  let diff = length ^ keyLength;
+  for (let i = 0; i < length; i++) diff |= (token[i] as number) ^ (bytes[i] as number);
   return diff === 0;
 }
 
@@ -137,19 +144,24 @@ export function keyPrincipals(keys: readonly (string | ApiKey)[]): (token: strin
     byDigest.set(entry.digest, entry);
   }
   // The usual case, a few plain keys: compared directly (no hash per request), each of them every time.
-  if (entries.length <= DIRECT_KEYS && entries.every((e) => e.key !== undefined)) {
+  if (entries.length <= DIRECT_KEYS && entries.every((e) => e.key !== undefined && !LONE_SURROGATE.test(e.key))) {
     const direct = entries.map((entry) => {
-      const key = entry.key as string;
-      return { entry, codes: repeatedCodes(key, DIRECT), length: key.length };
+      const key = encoder.encode(entry.key);
+      return { entry, bytes: repeatedBytes(entry.key as string, DIRECT * 3), length: key.length };
     });
-    const digests = entries.map((entry) => ({ entry, codes: repeatedCodes(entry.digest, DIGEST) }));
+    const digests = entries.map((entry) => ({ entry, bytes: repeatedBytes(entry.digest, DIGEST) }));
+    const scratch = new Uint8Array(DIRECT * 3); // a UTF-16 unit is at most 3 bytes of UTF-8
     return (token: string) => {
       let found: KeyEntry | undefined;
       if (token.length <= DIRECT) {
-        for (const d of direct) if (same(token, d.codes, d.length)) found = d.entry;
+        // A token with a lone surrogate is no key: every key here has an exact UTF-8 form.
+        if (!LONE_SURROGATE.test(token)) {
+          const { written } = encoder.encodeInto(token, scratch);
+          for (const d of direct) if (same(scratch, written, d.bytes, d.length)) found = d.entry;
+        }
       } else {
-        const candidate = sha256Hex(token);
-        for (const d of digests) if (same(candidate, d.codes, DIGEST)) found = d.entry;
+        const { written } = encoder.encodeInto(sha256Hex(token), scratch);
+        for (const d of digests) if (same(scratch, written, d.bytes, DIGEST)) found = d.entry;
       }
       return live(found);
     };

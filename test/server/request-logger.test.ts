@@ -61,20 +61,13 @@ test("request log: every method Node's parser accepts and every request id the c
   });
 });
 
-test("request log: the server's own writer gets the same bytes as a string line, whatever the path, id, status and time", async () => {
+test("request log: the server's own writer gets the same bytes as any other stream, whatever the path, id, status and time", async () => {
   const dir = mkdtempSync(join(tmpdir(), "petstore-log-"));
   const file = join(dir, "out.log");
   const fd = openSync(file, "w");
   try {
     const writer = new LineWriter(fd);
-    // Lines the bytes writer leaves to the string line come through write().
-    const write = writer.write.bind(writer);
-    let written = 0;
-    writer.write = (line: string) => {
-      written++;
-      return write(line);
-    };
-    const bytes = requestLogger(createLogger("info", writer));
+    const own = requestLogger(createLogger("info", writer));
     const lines: string[] = [];
     const strings = requestLogger(createLogger("info", { write: (line: string) => void lines.push(line) }));
     const paths = [
@@ -104,15 +97,11 @@ test("request log: the server's own writer gets the same bytes as a string line,
           const ms = times[n % times.length] as number;
           const aborted = n % 5 === 0;
           n++;
-          bytes(method, path, status, ms, id, aborted);
+          own(method, path, status, ms, id, aborted);
           strings(method, path, status, ms, id, aborted);
         }
       }
     }
-    const before = written;
-    bytes("GET", "/v1/pets?limit=20", 200, 0.42, ids[0] as string, false);
-    strings("GET", "/v1/pets?limit=20", 200, 0.42, ids[0] as string, false);
-    assert.is(written, before, "a plain line is written as bytes, without a string");
     await writer.end();
     const timeless = (text: string) => text.replace(/"time":[0-9]+/g, '"time":0');
     assert.is(timeless(readFileSync(file, "utf8")), timeless(lines.join("")));

@@ -45,6 +45,25 @@ test("apiKeys: each key of any length is accepted, and every near miss refused, 
   assert.ok(checked > 100);
 });
 
+test("apiKeys: keys beyond ASCII are compared exactly, and a lone surrogate never stands for U+FFFD", () => {
+  const keys = ["caf\u00e9", "\u65e5\u672c-key", "emoji-\u{1f431}", "repl-\ufffd"];
+  const verify = apiKeys(keys);
+  for (const key of keys) {
+    assert.ok(verify(key), JSON.stringify(key));
+    for (const token of near(key)) assert.is(verify(token) !== false, keys.includes(token), JSON.stringify(token));
+  }
+  // Encoders write U+FFFD for a lone surrogate: such a token is no key, whatever its bytes would be.
+  assert.not.ok(verify("repl-\ud800"));
+  assert.not.ok(verify("repl-\udc00"));
+  assert.not.ok(verify("emoji-\ud83d"));
+  // A key that holds a lone surrogate is found by its digest (of its UTF-8 form, as a keys file's).
+  const odd = apiKeys(["odd-\ud800", "plain"]);
+  assert.ok(odd("odd-\ud800"));
+  assert.not.ok(odd("odd-"));
+  assert.ok(odd("plain"));
+  assert.not.ok(odd("plain-"));
+});
+
 test("apiKeys: tokens of every length from 1 to 300 are refused unless one is a key", () => {
   const verify = apiKeys(["key", "k".repeat(260)]);
   for (let length = 1; length <= 300; length++) {
