@@ -71,7 +71,7 @@ export function encode(
   const { headers } = response;
   const vary = headers.vary;
   if (vary === undefined) headers.vary = "Accept-Encoding";
-  else if (!/\baccept-encoding\b/i.test(vary)) headers.vary = `${vary}, Accept-Encoding`;
+  else if (vary !== "Accept-Encoding" && !/\baccept-encoding\b/i.test(vary)) headers.vary = `${vary}, Accept-Encoding`;
   if (coding === undefined) return response.body;
   const etag = headers.etag;
   if (response.status === 304) {

@@ -429,12 +429,15 @@ function buildStore(
         throw blamed(error, "redis", keys.index(status), redisBlamesValue);
       }
       // Ids stay the members' text: the client decodes integer replies imprecisely near 2^53.
-      const petsOf = (raws: unknown[]) => ids.map((id, i) => readPageValue(indexedId(id, names), raws[i]));
+      const petsOf = (numbers: readonly number[], raws: unknown[]) =>
+        ids.map((_, i) => readPageValue(numbers[i] as number, raws[i]));
       try {
-        if (guess !== undefined && guessed !== undefined && guessHolds(guess, ids)) return petsOf(guessed);
+        if (guess !== undefined && guessed !== undefined && guessHolds(guess, ids))
+          return petsOf(guess.numbers, guessed);
         const read = ids.map(String);
-        pages.learn(status, after, limit, read);
-        return read.length === 0 ? [] : petsOf(await commands.mGet(read.map(keys.value)));
+        const numbers = ids.map((id) => indexedId(id, names));
+        pages.learn(status, after, limit, read, numbers);
+        return read.length === 0 ? [] : petsOf(numbers, await commands.mGet(read.map(keys.value)));
       } catch (error) {
         if (!(error instanceof InvalidRecordError) || page.onInvalid === undefined) throw error;
         return readPageSkipping(page, (from, count) => readRows(status, from, count), readRow);

@@ -10,57 +10,84 @@
 /** Pages remembered per store; past this, forgotten all at once (a walk of a large store asks each page once). */
 const REMEMBERED = 256;
 
-/** The ids a page is guessed to hold, and their value keys. */
+/** The ids a page is guessed to hold (as the index writes them, and as numbers), and their value keys. */
 export interface PageGuess {
   ids: readonly string[];
+  /** The ids as numbers, checked when the page was learnt: a page that holds its guess parses none. */
+  numbers: readonly number[];
   valueKeys: string[];
 }
 
 export interface PageGuesses<Status extends string> {
   /** The pets this page is guessed to hold; undefined when there is no guess (a filtered page never read). */
   guessOf(status: Status | undefined, after: number, limit: number): PageGuess | undefined;
-  /** What a page held when it was not guessed right: its guess from now on. */
-  learn(status: Status | undefined, after: number, limit: number, ids: readonly string[]): void;
+  /** What a page held when it was not guessed right (its ids and, checked, their numbers): its guess from now on. */
+  learn(
+    status: Status | undefined,
+    after: number,
+    limit: number,
+    ids: readonly string[],
+    numbers: readonly number[],
+  ): void;
 }
 
 /**
  * True when the page read (`ids`, in order) is the guess or the start of it: every value it needs
  * was asked for, at the same place.
  */
-export function guessHolds(guess: PageGuess, ids: readonly unknown[]): boolean {
+export function guessHolds(guess: Pick<PageGuess, "ids">, ids: readonly unknown[]): boolean {
   if (ids.length > guess.ids.length) return false;
   for (let i = 0; i < ids.length; i++) if (ids[i] !== guess.ids[i]) return false;
   return true;
 }
 
 /** The ids after+1 … after+limit (fewer near 2^53 - 1). */
-function denseIds(after: number, limit: number): string[] {
-  const ids: string[] = [];
-  for (let id = after + 1; id <= after + limit && id <= Number.MAX_SAFE_INTEGER; id++) ids.push(String(id));
+function denseIds(after: number, limit: number): number[] {
+  const ids: number[] = [];
+  for (let id = after + 1; id <= after + limit && id <= Number.MAX_SAFE_INTEGER; id++) ids.push(id);
   return ids;
 }
 
+/** A remembered page: the limit it was asked with, and its guess. */
+interface Known {
+  limit: number;
+  guess: PageGuess | undefined;
+}
+
 /**
- * The guesses of one store, whose pet `id` has its value at `valueKeyOf(id)`.
+ * The guesses of one store, whose pet `id` has its value at `valueKeyOf(id)`; a page is found by
+ * its filter and cursor (a number: no key is built per page), then its limit.
  * @example const guess = guesses.guessOf(undefined, 0, 20) // ids "1" … "20"
  */
 export function makePageGuesses<Status extends string>(valueKeyOf: (id: string) => string): PageGuesses<Status> {
-  const known = new Map<string, PageGuess | undefined>();
-  const nameOf = (status: Status | undefined, after: number, limit: number) => `${status ?? ""} ${after} ${limit}`;
-  const remember = (name: string, ids: readonly string[]) => {
-    const guess = ids.length === 0 ? undefined : { ids, valueKeys: ids.map(valueKeyOf) };
-    if (known.size >= REMEMBERED) known.clear();
-    known.set(name, guess);
+  const known = new Map<Status | undefined, Map<number, Known>>();
+  let size = 0;
+  const remember = (
+    status: Status | undefined,
+    after: number,
+    limit: number,
+    ids: readonly string[],
+    numbers: readonly number[],
+  ) => {
+    const guess = ids.length === 0 ? undefined : { ids, numbers, valueKeys: ids.map(valueKeyOf) };
+    if (size >= REMEMBERED) {
+      known.clear();
+      size = 0;
+    }
+    let pages = known.get(status);
+    if (pages === undefined) known.set(status, (pages = new Map()));
+    if (!pages.has(after)) size++;
+    pages.set(after, { limit, guess });
     return guess;
   };
   return {
     guessOf(status, after, limit) {
-      const name = nameOf(status, after, limit);
-      if (known.has(name)) return known.get(name);
-      return remember(name, status === undefined ? denseIds(after, limit) : []);
+      const kept = known.get(status)?.get(after);
+      if (kept !== undefined && kept.limit === limit) return kept.guess;
+      if (status !== undefined) return remember(status, after, limit, [], []);
+      const numbers = denseIds(after, limit);
+      return remember(status, after, limit, numbers.map(String), numbers);
     },
-    learn(status, after, limit, ids) {
-      remember(nameOf(status, after, limit), ids);
-    },
+    learn: remember,
   };
 }

@@ -19,6 +19,7 @@ g("an unfiltered page never asked is guessed dense from after + 1; a filtered on
   const guesses = makePageGuesses(valueKeyOf);
   assert.equal(guesses.guessOf(undefined, 40, 3), {
     ids: ["41", "42", "43"],
+    numbers: [41, 42, 43],
     valueKeys: ["ns::41", "ns::42", "ns::43"],
   });
   assert.is(guesses.guessOf("sold", 0, 3), undefined);
@@ -26,9 +27,10 @@ g("an unfiltered page never asked is guessed dense from after + 1; a filtered on
 
 g("a page learnt is guessed as it was, per status, after and limit; an empty one is not guessed", () => {
   const guesses = makePageGuesses(valueKeyOf);
-  guesses.learn("sold", 0, 3, ["2", "9"]);
-  guesses.learn(undefined, 0, 3, []);
+  guesses.learn("sold", 0, 3, ["2", "9"], [2, 9]);
+  guesses.learn(undefined, 0, 3, [], []);
   assert.equal(guesses.guessOf("sold", 0, 3)?.valueKeys, ["ns::2", "ns::9"]);
+  assert.equal(guesses.guessOf("sold", 0, 3)?.numbers, [2, 9], "the ids as numbers, not parsed again");
   assert.is(guesses.guessOf(undefined, 0, 3), undefined, "an empty page asks for no values");
   assert.is(guesses.guessOf("sold", 0, 4), undefined, "another limit is another page");
 });
@@ -49,9 +51,9 @@ g("no guess goes past 2^53 - 1", () => {
 
 g("at most 256 pages are remembered: then all are forgotten at once", () => {
   const guesses = makePageGuesses(valueKeyOf);
-  for (let after = 0; after < 256; after++) guesses.learn("sold", after, 1, [String(after + 1)]);
+  for (let after = 0; after < 256; after++) guesses.learn("sold", after, 1, [String(after + 1)], [after + 1]);
   assert.equal(guesses.guessOf("sold", 0, 1)?.ids, ["1"]);
-  guesses.learn("sold", 999, 1, ["1000"]);
+  guesses.learn("sold", 999, 1, ["1000"], [1000]);
   assert.is(guesses.guessOf("sold", 0, 1), undefined, "forgotten");
   assert.equal(guesses.guessOf("sold", 999, 1)?.ids, ["1000"]);
 });
