@@ -394,6 +394,7 @@ async function countedRow(ours: Server, base: Server, headerNote: string) {
   const baseCount = baseSide.perRequest;
   if (oursSide.byFunction && baseSide.byFunction) {
     console.error(`${id}: ${describeDifference(oursSide.byFunction, baseSide.byFunction)}`);
+    if (process.env.BENCH_DUMP) (await import("node:fs")).writeFileSync(process.env.BENCH_DUMP, JSON.stringify([...oursSide.byFunction]));
   }
   return row({
     id,
@@ -437,7 +438,7 @@ async function main() {
     const why =
       s.runtime !== undefined
         ? "callgrind counts Node servers only"
-        : s.engine !== undefined
+        : s.engine !== undefined && !process.env.BENCH_ENGINE_COUNT
           ? "under callgrind the server is too slow for its storage calls' 2 s time-out: the memory rows are counted"
           : callgrindMissing();
     if (why !== undefined) {
@@ -544,8 +545,8 @@ async function main() {
   } finally {
     await Promise.all(children.map((child) => child.stop()));
     await bench?.drop();
-    callgrind?.remove();
-    if (FUNCTIONS) for (const child of children) if (child.pid !== undefined) removePerfMap(child.pid);
+    if (!process.env.BENCH_KEEP) callgrind?.remove(); else console.error('kept', callgrind?.dir);
+    if (FUNCTIONS && !process.env.BENCH_KEEP) for (const child of children) if (child.pid !== undefined) removePerfMap(child.pid);
   }
 }
 

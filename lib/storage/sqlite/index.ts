@@ -36,6 +36,7 @@ import {
   type WriteStatements,
 } from "./connection.ts";
 import { checkDatabaseFile, type FileCheck } from "./file.ts";
+import { makeKeptPages } from "./kept-pages.ts";
 import { addPetTexts, fillPetTexts } from "./pet-texts.ts";
 import { makeSqliteRateCounter } from "./rate.ts";
 import { inIdOrder, openReads, pageTexts, type SqliteReads } from "./reads.ts";
@@ -179,6 +180,7 @@ export async function sqliteStorage(options: SqliteStorageOptions): Promise<PetS
   const { serialise } = queue;
   const repairs = { db: own, table, values, serialise, names };
   const readServedText = makeServedTextReader(names);
+  const keptPages = makeKeptPages();
   /**
    * The pet of an index row as the reads give it (sqlite/reads.ts): its served text, or
    * `[id, Keyv's value]` when the text is NULL. `id`: the one asked for, checked against the row's.
@@ -243,13 +245,25 @@ export async function sqliteStorage(options: SqliteStorageOptions): Promise<PetS
     async list(page: ListPage): Promise<Pet[]> {
       ensureOpen();
       try {
+        const { status, after, limit } = page;
         const [row] = await readRange(statements.pageText, statements.statusPageText, page);
+        const joined = typeof row?.pets === "string" ? row.pets : undefined;
+        const kept = joined === undefined ? undefined : keptPages.find(status, after, limit, joined);
+        if (kept !== undefined) return kept;
+        const split = pageTexts(row);
         // A page whose texts cannot be joined (see pageTexts) is read a row a text.
-        const texts =
-          pageTexts(row) ?? (await readRange(statements.page, statements.statusPage, page)).map((r) => r.pet);
+        const texts = split ?? (await readRange(statements.page, statements.statusPage, page)).map((r) => r.pet);
         const pets: Pet[] = new Array(texts.length);
-        for (let i = 0; i < texts.length; i++) pets[i] = readPet(texts[i]);
-        return inIdOrder(pets);
+        // Only served texts are kept: a Keyv value in their place may expire while its text stays the same.
+        let served = split !== undefined;
+        for (let i = 0; i < texts.length; i++) {
+          const text = texts[i];
+          if (served && !(typeof text === "string" && text.startsWith("{"))) served = false;
+          pets[i] = readPet(text);
+        }
+        const ordered = inIdOrder(pets);
+        if (served && joined !== undefined) keptPages.keep(status, after, limit, joined, ordered);
+        return ordered;
       } catch (error) {
         // A served copy found bad (or refused by SQLite): the page from Keyv's records, the copies rewritten.
         const bad = blamed(error, "sqlite", names.index, sqliteBlamesValue);
