@@ -394,7 +394,8 @@ async function countedRow(ours: Server, base: Server, headerNote: string) {
   const baseCount = baseSide.perRequest;
   if (oursSide.byFunction && baseSide.byFunction) {
     console.error(`${id}: ${describeDifference(oursSide.byFunction, baseSide.byFunction)}`);
-    if (process.env.BENCH_DUMP) (await import("node:fs")).writeFileSync(process.env.BENCH_DUMP, JSON.stringify([...oursSide.byFunction]));
+    if (process.env.BENCH_DUMP)
+      (await import("node:fs")).writeFileSync(process.env.BENCH_DUMP, JSON.stringify([...oursSide.byFunction]));
   }
   return row({
     id,
@@ -545,8 +546,10 @@ async function main() {
   } finally {
     await Promise.all(children.map((child) => child.stop()));
     await bench?.drop();
-    if (!process.env.BENCH_KEEP) callgrind?.remove(); else console.error('kept', callgrind?.dir);
-    if (FUNCTIONS && !process.env.BENCH_KEEP) for (const child of children) if (child.pid !== undefined) removePerfMap(child.pid);
+    if (!process.env.BENCH_KEEP) callgrind?.remove();
+    else console.error("kept", callgrind?.dir);
+    if (FUNCTIONS && !process.env.BENCH_KEEP)
+      for (const child of children) if (child.pid !== undefined) removePerfMap(child.pid);
   }
 }
 
