@@ -66,6 +66,23 @@ function same(token: Uint8Array, length: number, bytes: Uint8Array, keyLength: n
   return diff === 0;
 }
 
+/** A key's UTF-16 code units, repeated to `length`: what `sameUnits` compares a token with. */
+function repeatedUnits(key: string, length: number): Uint16Array {
+  const units = new Uint16Array(length);
+  for (let i = 0; i < length; i++) units[i] = key.charCodeAt(i % key.length);
+  return units;
+}
+
+/**
+ * `same` for a token that holds a lone surrogate, which has no exact UTF-8 form: compared code
+ * unit by code unit (slow, and only ever for such a token), in constant time as well.
+ */
+function sameUnits(token: string, units: Uint16Array, keyLength: number): boolean {
+  let diff = token.length ^ keyLength;
+  for (let i = 0; i < token.length; i++) diff |= token.charCodeAt(i) ^ (units[i] as number);
+  return diff === 0;
+}
+
 const SHAPE =
   'apiKeys: expected a non-empty list of keys: strings, or { name, key | sha256, scopes?, expiresAt? } (e.g. { name: "ci", key, scopes: ["pets:read"] })';
 
@@ -144,24 +161,31 @@ export function keyPrincipals(keys: readonly (string | ApiKey)[]): (token: strin
     byDigest.set(entry.digest, entry);
   }
   // The usual case, a few plain keys: compared directly (no hash per request), each of them every time.
-  if (entries.length <= DIRECT_KEYS && entries.every((e) => e.key !== undefined && !LONE_SURROGATE.test(e.key))) {
+  if (entries.length <= DIRECT_KEYS && entries.every((e) => e.key !== undefined)) {
     const direct = entries.map((entry) => {
-      const key = encoder.encode(entry.key);
-      return { entry, bytes: repeatedBytes(entry.key as string, DIRECT * 3), length: key.length };
+      const key = entry.key as string;
+      return {
+        entry,
+        bytes: repeatedBytes(key, DIRECT * 3),
+        length: encoder.encode(key).length,
+        // A key with a lone surrogate has no exact UTF-8 form: only `sameUnits` may find it.
+        exact: !LONE_SURROGATE.test(key),
+        units: repeatedUnits(key, DIRECT),
+        unitLength: key.length,
+      };
     });
     const digests = entries.map((entry) => ({ entry, bytes: repeatedBytes(entry.digest, DIGEST) }));
     const scratch = new Uint8Array(DIRECT * 3); // a UTF-16 unit is at most 3 bytes of UTF-8
     return (token: string) => {
       let found: KeyEntry | undefined;
-      if (token.length <= DIRECT) {
-        // A token with a lone surrogate is no key: every key here has an exact UTF-8 form.
-        if (!LONE_SURROGATE.test(token)) {
-          const { written } = encoder.encodeInto(token, scratch);
-          for (const d of direct) if (same(scratch, written, d.bytes, d.length)) found = d.entry;
-        }
-      } else {
+      if (token.length > DIRECT) {
         const { written } = encoder.encodeInto(sha256Hex(token), scratch);
         for (const d of digests) if (same(scratch, written, d.bytes, DIGEST)) found = d.entry;
+      } else if (LONE_SURROGATE.test(token)) {
+        for (const d of direct) if (sameUnits(token, d.units, d.unitLength)) found = d.entry;
+      } else {
+        const { written } = encoder.encodeInto(token, scratch);
+        for (const d of direct) if (same(scratch, written, d.bytes, d.length) && d.exact) found = d.entry;
       }
       return live(found);
     };

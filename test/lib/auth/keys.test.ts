@@ -56,12 +56,16 @@ test("apiKeys: keys beyond ASCII are compared exactly, and a lone surrogate neve
   assert.not.ok(verify("repl-\ud800"));
   assert.not.ok(verify("repl-\udc00"));
   assert.not.ok(verify("emoji-\ud83d"));
-  // A key that holds a lone surrogate is found by its digest (of its UTF-8 form, as a keys file's).
-  const odd = apiKeys(["odd-\ud800", "plain"]);
+  // A key that holds a lone surrogate is found by itself alone, code unit by code unit.
+  const odd = apiKeys(["odd-\ud800", "plain", "repl-\ufffd"]);
   assert.ok(odd("odd-\ud800"));
+  assert.not.ok(odd("odd-\ufffd"), "its UTF-8 form is U+FFFD's: never compared by it");
+  assert.not.ok(odd("odd-\udc00"));
   assert.not.ok(odd("odd-"));
   assert.ok(odd("plain"));
   assert.not.ok(odd("plain-"));
+  assert.ok(odd("repl-\ufffd"));
+  assert.not.ok(odd("repl-\ud800"));
 });
 
 test("apiKeys: tokens of every length from 1 to 300 are refused unless one is a key", () => {
