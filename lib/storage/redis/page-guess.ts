@@ -75,7 +75,10 @@ export function makePageGuesses<Status extends string>(valueKeyOf: (id: string) 
       size = 0;
     }
     let pages = known.get(status);
-    if (pages === undefined) known.set(status, (pages = new Map()));
+    if (pages === undefined) {
+      pages = new Map();
+      known.set(status, pages);
+    }
     if (!pages.has(after)) size++;
     pages.set(after, { limit, guess });
     return guess;

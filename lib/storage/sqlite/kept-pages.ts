@@ -41,7 +41,10 @@ export function makeKeptPages(): KeptPages {
         size = 0;
       }
       let pages = known.get(status);
-      if (pages === undefined) known.set(status, (pages = new Map()));
+      if (pages === undefined) {
+        pages = new Map();
+        known.set(status, pages);
+      }
       if (!pages.has(after)) size++;
       pages.set(after, { limit, text, pets: pets.map(copyOf) });
     },
