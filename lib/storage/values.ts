@@ -76,7 +76,12 @@ function petProblem(value: unknown): string {
 const VALID: Pet = { id: 1, name: "x", categoryId: 1, status: "sold" };
 
 /** A new object with a pet's four fields: the core hands pets to callers as they are, and a caller may change its own. */
-const copyOf = (pet: Pet): Pet => ({ id: pet.id, name: pet.name, categoryId: pet.categoryId, status: pet.status });
+export const copyPet = (pet: Pet): Pet => ({
+  id: pet.id,
+  name: pet.name,
+  categoryId: pet.categoryId,
+  status: pet.status,
+});
 
 /**
  * The Pet stored under `id`, checked for its shape (cheap: no schema parse): anything else
@@ -91,7 +96,7 @@ export function toPet(value: unknown, id: number, names: RecordNames): Pet {
   if (value.id !== id) {
     throw new InvalidRecordError(names.backend, names.pet(id), `its id is ${String(value.id).slice(0, 20)}, not ${id}`);
   }
-  return copyOf(value);
+  return copyPet(value);
 }
 
 /**
@@ -117,9 +122,9 @@ function makeReader(decode: (id: number, raw: string) => { pet: Pet; lasting: bo
   return (id: number, raw: string): Pet => {
     const at = id & (READ_SLOTS - 1);
     const kept = slots[at];
-    if (kept !== undefined && kept.id === id && kept.raw === raw) return copyOf(kept.pet);
+    if (kept !== undefined && kept.id === id && kept.raw === raw) return copyPet(kept.pet);
     const { pet, lasting } = decode(id, raw);
-    if (lasting) slots[at] = { id, raw, pet: copyOf(pet) };
+    if (lasting) slots[at] = { id, raw, pet: copyPet(pet) };
     return pet;
   };
 }

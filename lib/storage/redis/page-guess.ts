@@ -6,9 +6,7 @@
  * guessed dense, `after`+1 on (ids follow the sequence). The index read decides what the page
  * holds: a guess only saves the wait, and a wrong one costs the second `MGET` that no guess costs.
  */
-
-/** Pages remembered per store; past this, forgotten all at once (a walk of a large store asks each page once). */
-const REMEMBERED = 256;
+import { makePageMap } from "../page-map.ts";
 
 /** The ids a page is guessed to hold (as the index writes them, and as numbers), and their value keys. */
 export interface PageGuess {
@@ -48,20 +46,13 @@ function denseIds(after: number, limit: number): number[] {
   return ids;
 }
 
-/** A remembered page: the limit it was asked with, and its guess. */
-interface Known {
-  limit: number;
-  guess: PageGuess | undefined;
-}
-
 /**
- * The guesses of one store, whose pet `id` has its value at `valueKeyOf(id)`; a page is found by
- * its filter and cursor (a number: no key is built per page), then its limit.
+ * The guesses of one store, whose pet `id` has its value at `valueKeyOf(id)` (../page-map.ts
+ * remembers them: undefined for a page learnt empty).
  * @example const guess = guesses.guessOf(undefined, 0, 20) // ids "1" … "20"
  */
 export function makePageGuesses<Status extends string>(valueKeyOf: (id: string) => string): PageGuesses<Status> {
-  const known = new Map<Status | undefined, Map<number, Known>>();
-  let size = 0;
+  const known = makePageMap<Status, PageGuess | undefined>();
   const remember = (
     status: Status | undefined,
     after: number,
@@ -70,23 +61,13 @@ export function makePageGuesses<Status extends string>(valueKeyOf: (id: string) 
     numbers: readonly number[],
   ) => {
     const guess = ids.length === 0 ? undefined : { ids, numbers, valueKeys: ids.map(valueKeyOf) };
-    if (size >= REMEMBERED) {
-      known.clear();
-      size = 0;
-    }
-    let pages = known.get(status);
-    if (pages === undefined) {
-      pages = new Map();
-      known.set(status, pages);
-    }
-    if (!pages.has(after)) size++;
-    pages.set(after, { limit, guess });
+    known.set(status, after, limit, guess);
     return guess;
   };
   return {
     guessOf(status, after, limit) {
-      const kept = known.get(status)?.get(after);
-      if (kept !== undefined && kept.limit === limit) return kept.guess;
+      const kept = known.get(status, after, limit);
+      if (kept !== undefined) return kept.value;
       if (status !== undefined) return remember(status, after, limit, [], []);
       const numbers = denseIds(after, limit);
       return remember(status, after, limit, numbers.map(String), numbers);

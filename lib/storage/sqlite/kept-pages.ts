@@ -5,16 +5,8 @@
  * checked once more. A page whose text changed is decoded as it is now, and kept instead.
  */
 import type { Pet, PetStatus } from "../../schemas.ts";
-
-/** Pages remembered per store; past this, forgotten all at once (a walk of a large store asks each page once). */
-const REMEMBERED = 256;
-
-/** A page as it was read: its limit, its statement's text, and the pets decoded from it. */
-interface Kept {
-  limit: number;
-  text: string;
-  pets: readonly Pet[];
-}
+import { makePageMap } from "../page-map.ts";
+import { copyPet } from "../values.ts";
 
 export interface KeptPages {
   /** Copies of the pets of this page when it was last read from the very same `text`; else undefined. */
@@ -23,30 +15,17 @@ export interface KeptPages {
   keep(status: PetStatus | undefined, after: number, limit: number, text: string, pets: readonly Pet[]): void;
 }
 
-const copyOf = (pet: Pet): Pet => ({ id: pet.id, name: pet.name, categoryId: pet.categoryId, status: pet.status });
-
-/** The kept pages of one store, found by filter, then cursor, then limit. */
+/** The kept pages of one store (../page-map.ts remembers them). */
 export function makeKeptPages(): KeptPages {
-  const known = new Map<PetStatus | undefined, Map<number, Kept>>();
-  let size = 0;
+  const known = makePageMap<PetStatus, { text: string; pets: readonly Pet[] }>();
   return {
     find(status, after, limit, text) {
-      const kept = known.get(status)?.get(after);
-      if (kept === undefined || kept.limit !== limit || kept.text !== text) return undefined;
-      return kept.pets.map(copyOf);
+      const kept = known.get(status, after, limit);
+      if (kept === undefined || kept.value.text !== text) return undefined;
+      return kept.value.pets.map(copyPet);
     },
     keep(status, after, limit, text, pets) {
-      if (size >= REMEMBERED) {
-        known.clear();
-        size = 0;
-      }
-      let pages = known.get(status);
-      if (pages === undefined) {
-        pages = new Map();
-        known.set(status, pages);
-      }
-      if (!pages.has(after)) size++;
-      pages.set(after, { limit, text, pets: pets.map(copyOf) });
+      known.set(status, after, limit, { text, pets: pets.map(copyPet) });
     },
   };
 }
