@@ -7,7 +7,7 @@
  *
  * Lines wait as UTF-8 bytes, not as a string: a line is encoded while it is new (its text then
  * dies young instead of waiting, and being copied by the garbage collector, until the chunk is
- * written), and a writer that knows its line's bytes can put them there itself (`reserve`).
+ * written).
  */
 import { fstatSync, write, writeSync } from "node:fs";
 
@@ -73,23 +73,18 @@ export class LineWriter {
   }
 
   /**
-   * Room for a line of at most `max` bytes: the offset in `bytes` to write it at, then `commit`
+   * Room for a line of at most `max` bytes: the offset in `pending` to write it at, then `commit`
    * its end. -1 when the line is to be dropped (64 MiB wait already: the reader is gone, and
    * logging must not stop the server).
    */
-  reserve(max: number): number {
+  private reserve(max: number): number {
     if (this.used > MAX_WAITING) return -1;
     if (this.pending.length - this.used < max) this.grow(max);
     return this.used;
   }
 
-  /** Where `reserve`'s offset points (read it after `reserve`: the buffer may have grown). */
-  get bytes(): Buffer {
-    return this.pending;
-  }
-
   /** The line reserved is written up to `end` (exclusive); it goes out with the next chunk. */
-  commit(end: number): void {
+  private commit(end: number): void {
     if (!this.hooked) this.hook(); // lines wait from now on: they must reach the exit
     this.used = end;
     if (end >= CHUNK) this.flush();
