@@ -5,6 +5,8 @@
  * reconnects by itself on the next call. Also the schema, created when missing, and named statements.
  */
 import { sha1Hex } from "../../digest.ts";
+import type { PgResult, RawPool } from "./read-timeout.ts";
+import { sendQuery } from "./read-timeout.ts";
 
 /**
  * Why Postgres refused a value, when its error's SQLSTATE says so (class 22, data exception; class
@@ -29,35 +31,74 @@ export interface PgNamedQuery {
 
 /** The part of `pg` used here (its types are not a dependency). */
 interface PgQueryable {
-  query(
-    sql: string | PgNamedQuery,
-    params?: unknown[],
-  ): Promise<{ rows: Record<string, unknown>[]; rowCount?: number | null }>;
+  query(sql: string | PgNamedQuery, params?: unknown[]): Promise<PgResult>;
+}
+/** A connection of the pool, out of it until `release` (with an error: destroyed). */
+export interface PgClient extends PgQueryable {
+  release(error?: Error): void;
 }
 export interface PgPool extends PgQueryable {
-  connect(): Promise<PgQueryable & { release(error?: Error): void }>;
+  connect(): Promise<PgClient>;
   end(): Promise<void>;
-  on(event: "error", listener: (error: Error) => void): unknown;
 }
 export interface PgModule {
-  Pool: new (config: Record<string, unknown>) => PgPool;
+  Pool: new (config: Record<string, unknown>) => RawPool;
 }
 
-/** This store's own pool: `maxConnections` connections, each call failing after `timeoutMs`. */
+const ignore = () => {};
+
+/** pg-pool's callback's error: `undefined` or `null` when there is none. */
+const failed = (error: Error | null | undefined): error is Error => error !== undefined && error !== null;
+
+/**
+ * This store's own pool: `maxConnections` connections, waiting at most `timeoutMs` for one, each
+ * statement cancelled by the server past `timeoutMs`, and each query failing when no answer came
+ * within `timeoutMs` (./read-timeout.ts: its connection is then destroyed).
+ */
 export function openPool(pg: PgModule, url: string, timeoutMs: number, maxConnections: number): PgPool {
   const pool = new pg.Pool({
     connectionString: url,
     max: maxConnections,
     connectionTimeoutMillis: timeoutMs,
-    query_timeout: timeoutMs,
     statement_timeout: timeoutMs,
     idleTimeoutMillis: 10_000,
     keepAlive: true,
     application_name: "petstore",
   });
   // An idle connection that breaks emits "error" on the pool; unheard, it would crash the process.
-  pool.on("error", () => {});
-  return pool;
+  pool.on("error", ignore);
+  return {
+    query: (sql, params) =>
+      new Promise<PgResult>((resolve, reject) =>
+        pool.connect((error, client) => {
+          if (failed(error)) return reject(error);
+          sendQuery(client, sql, params, timeoutMs, true, (failure, result) =>
+            failure === undefined ? resolve(result as PgResult) : reject(failure),
+          );
+        }),
+      ),
+    connect: () =>
+      new Promise<PgClient>((resolve, reject) =>
+        pool.connect((error, client) => {
+          if (failed(error)) return reject(error);
+          // Between its queries too, a lost connection's "error" must be heard while the client is out.
+          client.on("error", ignore);
+          resolve({
+            query: (sql, params) =>
+              new Promise<PgResult>((done, fail) =>
+                sendQuery(client, sql, params, timeoutMs, false, (failure, result) =>
+                  failure === undefined ? done(result as PgResult) : fail(failure),
+                ),
+              ),
+            release(failure?: Error) {
+              client.removeListener("error", ignore);
+              client.release(failure);
+            },
+          });
+        }),
+      ),
+    end: () => pool.end(),
+  };
 }
 
 /** Creates the tables, sequence and index if missing, one process at a time (concurrent DDL races otherwise). */

@@ -37,25 +37,16 @@ export function makePostgresTransfer({
   /** Runs `work` in a transaction on a client of its own: committed when it resolves `commit`. */
   const inTransaction = async <T>(work: (client: Client) => Promise<{ commit: boolean; result: T }>): Promise<T> => {
     ensureOpen();
+    // A connection lost mid-transaction fails its query (the pool's clients listen for its "error": ./connection.ts).
     const client = await pool.connect();
-    // A connection lost mid-transaction fails its query; unheard, its "error" event would end the process.
-    // Removed again before the client goes back to the pool: one listener per batch would pile up on it.
-    const ignore = () => {};
-    const events = client as {
-      on?(event: "error", listener: () => void): unknown;
-      off?(event: "error", listener: () => void): unknown;
-    };
-    events.on?.("error", ignore);
     try {
       await client.query("BEGIN");
       const { commit, result } = await work(client);
       await client.query(commit ? "COMMIT" : "ROLLBACK");
-      events.off?.("error", ignore);
       client.release();
       return result;
     } catch (error) {
       await client.query("ROLLBACK").catch(() => {});
-      events.off?.("error", ignore);
       client.release(error instanceof Error ? error : new Error(String(error)));
       throw error;
     }

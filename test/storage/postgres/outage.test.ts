@@ -64,6 +64,7 @@ if (serviceAvailable("postgres", "outage")) {
   let path: ReturnType<typeof proxy>;
   let storage: PetStorage | undefined;
   let store: PetStore;
+  let proxied: string;
 
   s.before(async () => {
     const port = await freePort();
@@ -72,7 +73,8 @@ if (serviceAvailable("postgres", "outage")) {
     const url = new URL(POSTGRES_URL);
     url.hostname = "127.0.0.1";
     url.port = String(port);
-    storage = await postgresStorage({ url: url.href, table, operationTimeoutMs: TIMEOUT_MS });
+    proxied = url.href;
+    storage = await postgresStorage({ url: proxied, table, operationTimeoutMs: TIMEOUT_MS });
     store = makeStore({ storage, operationTimeoutMs: TIMEOUT_MS });
   });
 
@@ -133,6 +135,39 @@ if (serviceAvailable("postgres", "outage")) {
       const list = await call(store, "GET", "/v1/pets", { query: "status=sold" });
       assert.is(list.status, 200);
       assert.is((json(list) as unknown[]).length, 2);
+    },
+  );
+
+  s(
+    "postgres frozen with every connection busy: the connections whose queries got no answer are let go, so calls work again once the path is back",
+    async () => {
+      const small = await postgresStorage({ url: proxied, table, operationTimeoutMs: TIMEOUT_MS, maxConnections: 2 });
+      try {
+        assert.ok(await small.get(1), "pet 1 is read through the proxy");
+        path.freeze(true);
+        let outcomes: PromiseSettledResult<unknown>[];
+        try {
+          // Both connections send a query whose bytes the frozen path drops: no answer will ever come.
+          outcomes = await Promise.allSettled([small.get(1), small.get(2)]);
+          // The storage's own time-out answered the callers; the connections' read time-out ends just after.
+          await new Promise((resolve) => setTimeout(resolve, 500));
+        } finally {
+          path.freeze(false);
+        }
+        assert.equal(
+          outcomes.map((outcome) => outcome.status),
+          ["rejected", "rejected"],
+        );
+        // Kept out of the pool, the two connections would leave every later call waiting for one.
+        const read = async () =>
+          (await Promise.resolve()
+            .then(() => small.get(1))
+            .catch(() => undefined)) !== undefined;
+        assert.ok(await eventually(read, 3 * TIMEOUT_MS), "pet 1 is read again on new connections");
+      } finally {
+        // A connection never let go would hold close() too: the failure above is reported all the same.
+        await Promise.race([small.close(), new Promise((resolve) => setTimeout(resolve, TIMEOUT_MS).unref())]);
+      }
     },
   );
 
