@@ -52,6 +52,8 @@ export interface ServerConfig {
   keepAliveTimeoutMs?: number;
   /** Time in-flight requests get to finish on SIGTERM/SIGINT (ms, default 10 000). */
   shutdownGraceMs?: number;
+  /** Time a storage call may take before its request answers 503 storage_unavailable (ms, default 2 000). */
+  storageTimeoutMs?: number;
   /** Processes serving the port (node:cluster; default 1). More than 1 needs a shared storage. */
   workers?: number;
   /** Port of the Prometheus metrics (`GET /metrics` on HOST); undefined: no metrics. */
@@ -84,6 +86,12 @@ export function completeConfig(config: Partial<ServerConfig>): ServerConfig {
   if (!Array.isArray(apiKeys) || (apiKeys.length === 0 && !otherwise)) {
     throw new ConfigError(
       'startServer: config.apiKeys is required: a list of API keys, e.g. { apiKeys: ["a-key"] } (loadConfig(process.env) reads PETSTORE_API_KEYS)',
+    );
+  }
+  const timeout = config.storageTimeoutMs;
+  if (timeout !== undefined && !(typeof timeout === "number" && Number.isFinite(timeout) && timeout > 0)) {
+    throw new ConfigError(
+      `startServer: config.storageTimeoutMs must be a positive number of milliseconds (got ${JSON.stringify(timeout)})`,
     );
   }
   const given = Object.fromEntries(Object.entries(config).filter(([, value]) => value !== undefined));

@@ -74,12 +74,14 @@ async function openStore(
   logger: Logger,
   { auth }: ServerAuth,
 ): Promise<PetStore> {
-  const storage = await openStorage(config.storage);
+  const timeout = config.storageTimeoutMs === undefined ? {} : { operationTimeoutMs: config.storageTimeoutMs };
+  const storage = await openStorage(config.storage, timeout);
   let store: PetStore;
   try {
     store = createPetStore({
       storage,
       auth,
+      ...timeout,
       basePath: config.basePath,
       idempotencyTtlMs: (config.idempotencyTtlSeconds ?? 86_400) * 1000,
       ...(config.corsOrigins === undefined ? {} : { cors: { origins: config.corsOrigins } }),

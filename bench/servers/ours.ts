@@ -108,6 +108,10 @@ if (
       ...(mode === "standalone-cors" ? { corsOrigins: [process.env.BENCH_CORS_ORIGIN ?? "https://shop.example"] } : {}),
       // R1, R2: a limit the run never reaches, so that every request is admitted and counted.
       ...(mode === "standalone-limited" ? { rateLimit: { limit: 1_000_000, windowSeconds: 60 } } : {}),
+      // --instructions: the slowed server's storage calls get the time they need (bench/http.ts).
+      ...(process.env.BENCH_STORAGE_TIMEOUT_MS
+        ? { storageTimeoutMs: Number(process.env.BENCH_STORAGE_TIMEOUT_MS) }
+        : {}),
     },
     metrics ? { observe: metrics.observe } : {},
   );

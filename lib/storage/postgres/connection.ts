@@ -5,8 +5,10 @@
  * reconnects by itself on the next call. Also the schema, created when missing, and named statements.
  */
 import { sha1Hex } from "../../digest.ts";
-import type { PgResult, RawPool } from "./read-timeout.ts";
+import type { PgNamedQuery, PgResult, RawPool } from "./read-timeout.ts";
 import { sendQuery } from "./read-timeout.ts";
+
+export type { PgNamedQuery } from "./read-timeout.ts";
 
 /**
  * Why Postgres refused a value, when its error's SQLSTATE says so (class 22, data exception; class
@@ -21,13 +23,6 @@ export function postgresBlamesValue(error: unknown): string | undefined {
 
 /** SQLSTATE 23505: a key already taken. */
 export const UNIQUE_VIOLATION = "23505";
-
-/** A statement pg prepares once per connection (by `name`) and then only executes. */
-export interface PgNamedQuery {
-  name: string;
-  text: string;
-  values: unknown[];
-}
 
 /** The part of `pg` used here (its types are not a dependency). */
 interface PgQueryable {

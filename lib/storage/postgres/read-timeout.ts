@@ -1,13 +1,18 @@
 /**
  * pg's `query_timeout` without its cost to every page. A query that gets no answer in time fails,
  * and its connection is destroyed when it goes back to the pool, so a frozen server does not keep
- * the pool's connections (pg's own `query_timeout` does both). pg's way wraps each query's callback
- * in a closure that also holds the query: measured on bench P3 (Node 24), every page's rows then
- * outlived the next collections and were copied and promoted (5 MB each scavenge; 72 µs of CPU a
- * page against 53 µs for the bare server). Here the callback is a closure of this file, which
- * holds the client, never the query, and nothing is kept once the answer is in.
+ * the pool's connections (what pg's own `query_timeout` does). pg's way wraps each query's callback
+ * in a closure that also holds the query, which kept every page's rows alive until the young heap's
+ * collections promoted them (figures: docs/shared-backends-performance.md). Here the callback is a
+ * closure of this file, which never holds the query.
  */
-import type { PgNamedQuery } from "./connection.ts";
+
+/** A statement pg prepares once per connection (by `name`) and then only executes. */
+export interface PgNamedQuery {
+  name: string;
+  text: string;
+  values: unknown[];
+}
 
 export interface PgResult {
   rows: Record<string, unknown>[];
