@@ -8,11 +8,12 @@ import type { FailureThrottle } from "./auth/throttle.ts";
 import type { CachePolicy } from "./cache-control.ts";
 import type { Cors } from "./cors.ts";
 import type { HeaderValue, PetStoreRequest } from "./http.ts";
-import type { JsonText, PetJson } from "./json.ts";
+import type { JsonText, PetJson, PetText } from "./json.ts";
 import type { RequestObservation } from "./observe.ts";
 import type { CoreOperations } from "./operations.ts";
 import type { RateLimiter, RateVerdict } from "./rate-limit.ts";
 import { Responder } from "./response.ts";
+import type { PetStatus } from "./schemas.ts";
 import type { Tracing } from "./tracing.ts";
 
 export interface HandlerOptions {
@@ -68,6 +69,17 @@ export interface Handler extends HandlerOptions {
   publicRoutes: Readonly<Record<string, () => JsonText>>;
   /** The last page answered, by its query string, and the storage's write count then. */
   lastPage: { query: string; writes: number; answer: PageAnswer | undefined };
+  /** The last page answered from what a storage gave, and its answer (./answers.ts, `pageAnswer`). */
+  shownPage: ShownPage | undefined;
+}
+
+/** A page as it was answered: its pets' kept texts in order, what its headers say, and its answer. */
+export interface ShownPage {
+  entries: readonly PetText[];
+  limit: number;
+  status: PetStatus | undefined;
+  nextCursor: string | undefined;
+  answer: PageAnswer;
 }
 
 /** One request on its way through the steps: what they read of it, computed once, and its answers. */

@@ -323,6 +323,7 @@ export function createHandler(ops: CoreOperations, options: HandlerOptions) {
     },
     publicRoutes: options.publicRoutes ?? {},
     lastPage: { query: "", writes: -1, answer: undefined },
+    shownPage: undefined,
   };
 
   const cors = options.cors;
