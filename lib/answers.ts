@@ -92,7 +92,7 @@ function isShown(shown: ShownPage, page: PetPage, entries: readonly PetText[]): 
 }
 
 /** A page's body and headers, made from its pets' kept texts. */
-export function buildPageAnswer(handler: Handler, page: PetPage, validator: PageValidator): PageAnswer {
+function buildPageAnswer(handler: Handler, page: PetPage, validator: PageValidator): PageAnswer {
   const unchanged = unchangedOf(handler, page, validator.etag);
   const headers = page.nextCursor === undefined ? unchanged : { ...unchanged, link: linkOf(handler, page) };
   return { json: join(validator.entries, validator.bytes), headers, unchanged };
