@@ -42,6 +42,12 @@ export interface PgModule {
 
 const ignore = () => {};
 
+/** sendQuery's callback settling a promise with the answer or the failure. */
+const settling =
+  (resolve: (result: PgResult) => void, reject: (error: Error) => void) =>
+  (failure: Error | undefined, result?: PgResult) =>
+    failure === undefined ? resolve(result as PgResult) : reject(failure);
+
 /** pg-pool's callback's error: `undefined` or `null` when there is none. */
 const failed = (error: Error | null | undefined): error is Error => error !== undefined && error !== null;
 
@@ -67,9 +73,7 @@ export function openPool(pg: PgModule, url: string, timeoutMs: number, maxConnec
       new Promise<PgResult>((resolve, reject) =>
         pool.connect((error, client) => {
           if (failed(error)) return reject(error);
-          sendQuery(client, sql, params, timeoutMs, true, (failure, result) =>
-            failure === undefined ? resolve(result as PgResult) : reject(failure),
-          );
+          sendQuery(client, sql, params, timeoutMs, true, settling(resolve, reject));
         }),
       ),
     connect: () =>
@@ -81,9 +85,7 @@ export function openPool(pg: PgModule, url: string, timeoutMs: number, maxConnec
           resolve({
             query: (sql, params) =>
               new Promise<PgResult>((done, fail) =>
-                sendQuery(client, sql, params, timeoutMs, false, (failure, result) =>
-                  failure === undefined ? done(result as PgResult) : fail(failure),
-                ),
+                sendQuery(client, sql, params, timeoutMs, false, settling(done, fail)),
               ),
             release(failure?: Error) {
               client.removeListener("error", ignore);
