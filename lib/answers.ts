@@ -49,45 +49,62 @@ export function listPetsResponse(handler: Handler, exchange: Exchange, rawQuery:
   return pageResponse(handler, exchange, page, writes === undefined ? undefined : { query: rawQuery, writes });
 }
 
-/** The page's answer, or its `304` (decided from the pets' digests: the body is then not written). */
+/**
+ * The page's answer, or its `304`: the shown page's again when this page is the very same (a polled
+ * page costs no tag and no body), else decided from the pets' digests (the body is then not written).
+ */
 function pageResponse(
   handler: Handler,
   exchange: Exchange,
   page: PetPage,
   keep?: { query: string; writes: number },
 ): PetStoreResponse {
-  const validator = pageValidator(handler.json, page);
-  if (isNotModified(exchange.headers["if-none-match"], validator.etag)) {
-    return exchange.notModified(validator.bytes, unchangedOf(handler, page, validator.etag));
+  const shown = handler.shownPage;
+  let answer: PageAnswer;
+  if (shown !== undefined && isShown(shown, page)) answer = shown.answer;
+  else {
+    const validator = pageValidator(handler.json, page);
+    if (isNotModified(exchange.headers["if-none-match"], validator.etag)) {
+      return exchange.notModified(validator.bytes, unchangedOf(handler, page, validator.etag));
+    }
+    answer = showPage(handler, page, validator);
   }
-  const answer = pageAnswer(handler, page, validator);
-  if (keep !== undefined) {
-    // Flat once: a kept page is written again and again, and a string in pieces is copied piece by piece each time.
-    flat(answer.json.text);
-    handler.lastPage = { ...keep, answer };
-  }
-  return exchange.json(200, answer.json, answer.headers);
+  if (keep !== undefined) handler.lastPage = { ...keep, answer };
+  return answerPage(exchange, answer);
 }
 
 /**
- * The answer of a page: the last page shown again when this one is the very same (the same kept pet
- * texts in the same order, the same limit, filter and next cursor), as a polled page is; else a
- * new one, shown from now on. (`buildPageAnswer` alone gives the same: test/lib/shown-page.test.ts.)
+ * A new page's answer, shown from now on: the next page that is the very same (the same pets in the
+ * same order, the same limit, filter and next cursor), as a polled page is, gets it again.
+ * (`buildPageAnswer` alone gives the same: test/lib/shown-page.test.ts.)
  */
-function pageAnswer(handler: Handler, page: PetPage, validator: PageValidator): PageAnswer {
-  const shown = handler.shownPage;
-  if (shown !== undefined && isShown(shown, page, validator.entries)) return shown.answer;
+function showPage(handler: Handler, page: PetPage, validator: PageValidator): PageAnswer {
   const answer = buildPageAnswer(handler, page, validator);
+  // Flat once: a shown page is written again and again, and a string in pieces is copied piece by piece each time.
+  flat(answer.json.text);
   const { limit, status, nextCursor } = page;
   handler.shownPage = { entries: validator.entries, limit, status, nextCursor, answer };
   return answer;
 }
 
-/** True when `page` is the shown one: its texts are the very same objects (a pet's text is made of nothing else). */
-function isShown(shown: ShownPage, page: PetPage, entries: readonly PetText[]): boolean {
+/** True when `page` is the shown one: its pets have the shown texts' very fields (a pet's text is made of nothing else). */
+function isShown(shown: ShownPage, page: PetPage): boolean {
   if (shown.limit !== page.limit || shown.status !== page.status || shown.nextCursor !== page.nextCursor) return false;
-  if (shown.entries.length !== entries.length) return false;
-  for (let i = 0; i < entries.length; i++) if (shown.entries[i] !== entries[i]) return false;
+  const { entries } = shown;
+  const { pets } = page;
+  if (entries.length !== pets.length) return false;
+  for (let i = 0; i < pets.length; i++) {
+    const pet = pets[i] as Pet;
+    const entry = entries[i] as PetText;
+    if (
+      entry.id !== pet.id ||
+      entry.name !== pet.name ||
+      entry.categoryId !== pet.categoryId ||
+      entry.status !== pet.status
+    ) {
+      return false;
+    }
+  }
   return true;
 }
 

@@ -69,7 +69,7 @@ export interface Handler extends HandlerOptions {
   publicRoutes: Readonly<Record<string, () => JsonText>>;
   /** The last page answered, by its query string, and the storage's write count then. */
   lastPage: { query: string; writes: number; answer: PageAnswer | undefined };
-  /** The last page answered from what a storage gave, and its answer (./answers.ts, `pageAnswer`). */
+  /** The last page answered from what a storage gave, and its answer (./answers.ts, `showPage`). */
   shownPage: ShownPage | undefined;
 }
 
