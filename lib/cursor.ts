@@ -9,16 +9,18 @@ import { MAX_ID } from "./schemas.ts";
 
 const STATUS_CODE: Record<string, string> = { "": "a", available: "v", pending: "p", sold: "s" };
 
-/** FNV-1a, 32 bits, of the characters of `text`. */
-function fnv(text: string): number {
-  let hash = 0x811c9dc5;
+/** FNV-1a, 32 bits, of the characters of `text`, going on from `hash` (the hash of what came before it). */
+function fnv(text: string, hash = 0x811c9dc5): number {
   for (let i = 0; i < text.length; i++) hash = Math.imul(hash ^ text.charCodeAt(i), 0x01000193);
   return hash >>> 0;
 }
 
+/** FNV-1a of "petstore:", where every check value's hash goes on from (the payload is read alone, not a copy joined to it). */
+const PREFIX_HASH = fnv("petstore:");
+
 /** The check value of a cursor's payload: FNV-1a of "petstore:" + payload on 7 base-36 digits, enough to tell a cursor from a typo. */
 function check(payload: string): string {
-  return fnv(`petstore:${payload}`).toString(36).padStart(7, "0");
+  return fnv(payload, PREFIX_HASH).toString(36).padStart(7, "0");
 }
 
 export function encodeCursor(lastId: number, status: PetStatus | undefined): string {
