@@ -69,7 +69,11 @@ function pageResponse(
     }
     answer = showPage(handler, page, validator);
   }
-  if (keep !== undefined) handler.lastPage = { ...keep, answer };
+  if (keep !== undefined) {
+    // Flat once: a kept page is written again and again, and a string in pieces is copied piece by piece each time.
+    flat(answer.json.text);
+    handler.lastPage = { ...keep, answer };
+  }
   return answerPage(exchange, answer);
 }
 
@@ -80,8 +84,6 @@ function pageResponse(
  */
 function showPage(handler: Handler, page: PetPage, validator: PageValidator): PageAnswer {
   const answer = buildPageAnswer(handler, page, validator);
-  // Flat once: a shown page is written again and again, and a string in pieces is copied piece by piece each time.
-  flat(answer.json.text);
   const { limit, status, nextCursor } = page;
   handler.shownPage = { entries: validator.entries, limit, status, nextCursor, answer };
   return answer;
