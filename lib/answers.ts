@@ -14,7 +14,7 @@ import type { PetStoreResponse } from "./http.ts";
 import type { CheckedKey } from "./idempotency.ts";
 import { parseIdempotencyKey, scopeOf } from "./idempotency.ts";
 import type { PetText } from "./json.ts";
-import { join } from "./json.ts";
+import { isTextOf, join } from "./json.ts";
 import type { PetPage } from "./operations.ts";
 import { listQuery } from "./query.ts";
 import type { Pet } from "./schemas.ts";
@@ -89,24 +89,13 @@ function showPage(handler: Handler, page: PetPage, validator: PageValidator): Pa
   return answer;
 }
 
-/** True when `page` is the shown one: its pets have the shown texts' very fields (a pet's text is made of nothing else). */
+/** True when `page` is the shown one: the shown texts, in order, are its pets' texts. */
 function isShown(shown: ShownPage, page: PetPage): boolean {
   if (shown.limit !== page.limit || shown.status !== page.status || shown.nextCursor !== page.nextCursor) return false;
   const { entries } = shown;
   const { pets } = page;
   if (entries.length !== pets.length) return false;
-  for (let i = 0; i < pets.length; i++) {
-    const pet = pets[i] as Pet;
-    const entry = entries[i] as PetText;
-    if (
-      entry.id !== pet.id ||
-      entry.name !== pet.name ||
-      entry.categoryId !== pet.categoryId ||
-      entry.status !== pet.status
-    ) {
-      return false;
-    }
-  }
+  for (let i = 0; i < pets.length; i++) if (!isTextOf(entries[i] as PetText, pets[i] as Pet)) return false;
   return true;
 }
 

@@ -78,6 +78,13 @@ const CACHE_SLOTS = 16_384;
 
 const EMPTY_ARRAY: JsonText = Object.freeze({ text: "[]", bytes: 2 });
 
+/** True when `text` is `pet`'s JSON text: it has the pet's very fields (a pet's text is made of nothing else). */
+export function isTextOf(text: PetText, pet: Pet): boolean {
+  return (
+    text.id === pet.id && text.name === pet.name && text.categoryId === pet.categoryId && text.status === pet.status
+  );
+}
+
 /** The JSON array of kept pet texts, `bytes` long in UTF-8 (brackets and commas included). */
 export function join(entries: readonly PetText[], bytes: number): JsonText {
   if (entries.length === 0) return EMPTY_ARRAY;
@@ -128,15 +135,7 @@ export class PetJson {
   private text(p: Pet): PetText {
     const slot = p.id & (CACHE_SLOTS - 1); // ids past 2^31 wrap (ToInt32): still a slot
     const cached = this.slots[slot];
-    if (
-      cached !== undefined &&
-      cached.id === p.id &&
-      cached.name === p.name &&
-      cached.categoryId === p.categoryId &&
-      cached.status === p.status
-    ) {
-      return cached;
-    }
+    if (cached !== undefined && isTextOf(cached, p)) return cached;
     const t = petText(p);
     this.slots[slot] = t;
     return t;
